@@ -1,0 +1,53 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import PeerMeshCore
+
+/// An invitation from another peer to join our session, with a one-shot responder.
+public final class Invitation: Sendable, CustomStringConvertible {
+    /// Who invites.
+    public let peer: PeerID
+    /// The app data the inviter sent along (bounded by `FrameLimits.maximumContextSize`).
+    public let context: Data
+    /// The inviter's certificate (also given to the certificate handler if the invitation is accepted).
+    public let certificate: PeerCertificate
+    /// A short code both people can compare to rule out a man in the middle.
+    public let verificationCode: String
+    private let deadline: NIODeadline
+    private let answered = NIOLockedValueBox(false)
+    private let respond: @Sendable (LinkStateMachine.InvitationDecision) -> Void
+
+    init(peer: PeerID, context: Data, certificate: PeerCertificate, verificationCode: String, deadline: NIODeadline,
+         respond: @escaping @Sendable (LinkStateMachine.InvitationDecision) -> Void) {
+        self.peer = peer
+        self.context = context
+        self.certificate = certificate
+        self.verificationCode = verificationCode
+        self.deadline = deadline
+        self.respond = respond
+    }
+
+    /// Whether the invitation can no longer be answered.
+    public var isExpired: Bool { NIODeadline.now() >= deadline || answered.withLockedValue { $0 } }
+
+    /// Admits the peer into the session (subject to our certificate handler); it becomes `.connected`.
+    public func accept() throws(PeerMeshError) { try answer(.accept) }
+
+    /// Refuses the peer; the inviter sees `.notConnected` with `invitationDeclined`.
+    public func decline() throws(PeerMeshError) { try answer(.decline) }
+
+    /// `Invitation from name (fingerprint)`.
+    public var description: String { "Invitation from \(peer)" }
+
+    private func answer(_ decision: LinkStateMachine.InvitationDecision) throws(PeerMeshError) {
+        let first = answered.withLockedValue { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { throw PeerMeshError(.invitationExpired, "This invitation was already answered.") }
+        guard NIODeadline.now() < deadline else {
+            throw PeerMeshError(.invitationExpired, "The invitation from \(peer) expired before it was answered; ask the peer to invite again.")
+        }
+        respond(decision)
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOFoundationCompat
+import NIOPosix
+import PeerMeshCore
+
+/// A group of peers exchanging messages: Multipeer Connectivity's `MCSession`, over TCP and TLS 1.3.
+///
+/// Peers join by invitation. Out of band: the host shares `connectionData()` and a joiner calls
+/// `connect(using:context:timeout:)`; the host's app answers the `.invitation` event. Every state change and
+/// message arrives on `events`, in causal order.
+public final class Session: Sendable {
+    /// Our identity.
+    public let identity: Identity
+    /// Our encryption preference.
+    public let encryption: EncryptionPreference
+    /// The bounds this session enforces.
+    public let configuration: Configuration
+    /// Everything that happens in the session, in order (iterate it once).
+    public let events: SessionEvents
+
+    private let core: SessionCore
+    private let roster = NIOLockedValueBox<[PeerID]>([])
+    private let certificateHandlerBox = NIOLockedValueBox<CertificateHandler?>(nil)
+
+    /// Our PeerID.
+    public var myPeerID: PeerID { identity.peerID }
+
+    /// The peers that are currently members, sorted by key ID; contains a peer before its `.connected` event.
+    public var connectedPeers: [PeerID] { roster.withLockedValue { $0 } }
+
+    /// Creates a session. Nothing listens until `start()` or `connectionData()`.
+    public init(identity: Identity, encryption: EncryptionPreference = .required, configuration: Configuration = .init()) throws(PeerMeshError) {
+        self.identity = identity
+        self.encryption = encryption
+        self.configuration = try configuration.validated()
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let tls = try TLSContexts(identity: identity.local)
+        let readingSwitch = NIOLockedValueBox<SessionCore?>(nil)
+        let produced = SessionEvents.Producer.makeSequence(
+            backPressureStrategy: .init(lowWatermark: 64, highWatermark: 256),
+            finishOnDeinit: false,
+            delegate: EventsDelegate(loop: loop) { on in readingSwitch.withLockedValue { $0 }?.setReading(on) }
+        )
+        self.events = SessionEvents(producer: produced.sequence)
+        self.core = SessionCore(
+            loop: loop, identity: identity, encryption: encryption, configuration: self.configuration, tls: tls,
+            source: produced.source, roster: roster, certificateHandler: certificateHandlerBox
+        )
+        readingSwitch.withLockedValue { $0 = core }
+    }
+
+    deinit {
+        let core = self.core
+        core.loop.execute { core.disconnect() }
+    }
+
+    /// Installs the handler that judges each peer's certificate; without one every certificate is accepted.
+    /// A handler that does not answer before the invitation's timeout rejects the peer.
+    public func setCertificateHandler(_ handler: CertificateHandler?) {
+        certificateHandlerBox.withLockedValue { $0 = handler }
+    }
+
+    /// Starts listening for invitations (idempotent); returns the local address.
+    @discardableResult
+    public func start() async throws(PeerMeshError) -> SocketAddress {
+        try await run { $0.listen() }
+    }
+
+    /// The port this session listens on, once started.
+    public var listeningPort: Int? {
+        get async { try? await core.loop.submit { self.core.listeningAddress?.port }.get() }
+    }
+
+    /// Out-of-band connection data for this session (starts listening if needed): our PeerID, encryption preference,
+    /// and the addresses we listen on. Give it to a peer, which passes it to `connect(using:)`.
+    public func connectionData() async throws(PeerMeshError) -> ConnectionData {
+        let address = try await start()
+        guard let port = address.port, port > 0, port <= UInt16.max else {
+            throw PeerMeshError(.listenFailed, "The listener has no TCP port.")
+        }
+        let endpoints = try Self.endpoints(for: address, port: UInt16(port))
+        return try ConnectionData(peerID: myPeerID, encryption: encryption, endpoints: endpoints)
+    }
+
+    /// Connects to the peer described by `data` and invites it to admit us into its session.
+    ///
+    /// Returns the peer once it is `.connected`; throws the reason otherwise (`invitationDeclined`,
+    /// `invitationTimedOut`, `sessionFull`, `certificateRejected`, `encryptionMismatch`, `connectionFailed`, ...).
+    /// A `timeout` of zero or less means the default of 30 seconds.
+    @discardableResult
+    public func connect(using data: ConnectionData, context: Data = Data(), timeout: Duration = .seconds(30)) async throws(PeerMeshError) -> PeerID {
+        guard context.count <= configuration.frameLimits.maximumContextSize else {
+            throw PeerMeshError(.contextTooLarge, "The invitation context is \(context.count) bytes; the limit is \(configuration.frameLimits.maximumContextSize).")
+        }
+        let effective = timeout > .zero ? timeout : .seconds(30)
+        let milliseconds = min(Int64(effective.components.seconds) * 1000 + effective.components.attoseconds / 1_000_000_000_000_000, Int64(UInt32.max))
+        let invitation = Frame.Invitation(timeoutMilliseconds: UInt32(max(1, milliseconds)), context: Array(context))
+        let connectTimeout = min(TimeAmount(effective), .seconds(10))
+        return try await run { $0.connect(to: data, invitation: invitation, connectTimeout: connectTimeout) }
+    }
+
+    /// Sends `data` to each of `peers`. Suspends while a peer's outbound buffer is full (back-pressure), and
+    /// returns once the message is handed to every peer's connection.
+    ///
+    /// Throws `messageTooLarge` or `notConnected` before anything is sent.
+    public func send(_ data: Data, to peers: [PeerID], mode: SendMode = .reliable) async throws(PeerMeshError) {
+        guard data.count <= configuration.maximumMessageSize else {
+            throw PeerMeshError(.messageTooLarge, "The message is \(data.count) bytes; the limit is \(configuration.maximumMessageSize). Send it as a resource or raise Configuration.maximumMessageSize.")
+        }
+        let buffer = ByteBuffer(data: data)
+        try await run { $0.send(buffer, to: peers, mode: mode.frameMode) }
+    }
+
+    /// Leaves the session: every peer sees us `.notConnected` at once; `events` ends. The session cannot be reused.
+    public func disconnect() async {
+        try? await core.loop.submit { self.core.disconnect() }.get()
+    }
+
+    private func run<T: Sendable>(_ body: @escaping @Sendable (SessionCore) -> EventLoopFuture<T>) async throws(PeerMeshError) -> T {
+        let core = self.core
+        do {
+            return try await core.loop.flatSubmit { body(core) }.get()
+        } catch let error as PeerMeshError {
+            throw error
+        } catch {
+            throw PeerMeshError(.connectionFailed, "Unexpected failure.", underlying: error)
+        }
+    }
+
+    private static func endpoints(for address: SocketAddress, port: UInt16) throws(PeerMeshError) -> [ConnectionData.Endpoint] {
+        var hosts: [SocketAddress] = []
+        if let ip = address.ipAddress, ip != "0.0.0.0", ip != "::" {
+            hosts = [address]
+        } else {
+            let devices = (try? System.enumerateDevices()) ?? []
+            let wantsIPv6 = address.protocol == .inet6
+            let usable = devices.compactMap(\.address).filter { $0.protocol == .inet || (wantsIPv6 && $0.protocol == .inet6) }
+            // Loopback last: it only works when both peers share a host, and never hides a real route.
+            hosts = usable.filter { $0.ipAddress?.hasPrefix("127.") == false && $0.ipAddress != "::1" }
+                + usable.filter { $0.ipAddress?.hasPrefix("127.") == true || $0.ipAddress == "::1" }
+        }
+        var endpoints: [ConnectionData.Endpoint] = []
+        for host in hosts.prefix(ConnectionData.maximumEndpoints) {
+            guard let bytes = host.addressBytes else { continue }
+            if let endpoint = try? ConnectionData.Endpoint(address: bytes, port: port), !endpoints.contains(endpoint) {
+                endpoints.append(endpoint)
+            }
+        }
+        guard !endpoints.isEmpty else { throw PeerMeshError(.listenFailed, "The session listens on no usable address.") }
+        return endpoints
+    }
+}
+
+/// How a message is delivered, as in Multipeer Connectivity.
+public enum SendMode: Sendable {
+    /// Exactly once and in order per sender, or the send fails.
+    case reliable
+    /// Best effort.
+    case unreliable
+
+    var frameMode: Frame.Mode { self == .reliable ? .reliable : .unreliable }
+}
+
+extension SocketAddress {
+    /// The raw address bytes (4 or 16), network order.
+    var addressBytes: [UInt8]? {
+        switch self {
+        case .v4(let address):
+            var raw = address.address.sin_addr
+            return withUnsafeBytes(of: &raw) { Array($0) }
+        case .v6(let address):
+            var raw = address.address.sin6_addr
+            return withUnsafeBytes(of: &raw) { Array($0) }
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import NIOCore
+import PeerMeshCore
+
+extension Session {
+    /// Every bound a session enforces. The defaults follow Multipeer Connectivity where it has one.
+    public struct Configuration: Sendable {
+        /// Most members in the session, counting ourselves (MC's default is 8). At least 2.
+        public var maximumPeers = 8
+        /// Largest application message, in bytes; larger sends fail before anything is sent.
+        public var maximumMessageSize = 16 * 1024 * 1024
+        /// Wire-level bounds: frame size and invitation context size.
+        public var frameLimits = FrameLimits.default
+        /// Bytes queued towards one peer before `send` suspends.
+        public var outboundBufferLimit = 4 * 1024 * 1024
+        /// A peer that sends nothing (not even a heartbeat) for this long is reported `.notConnected`.
+        public var livenessTimeout: Duration = .seconds(10)
+        /// An accepted connection must finish its handshake and deliver its invitation within this time.
+        public var handshakeTimeout: Duration = .seconds(10)
+        /// The longest an invitation may wait for an answer, whatever the inviter asked for.
+        public var maximumInvitationTimeout: Duration = .seconds(300)
+        /// Most incoming connections still in their handshake; more are closed at once.
+        public var maximumPendingConnections = 32
+        /// The address to listen on (`0.0.0.0` for every IPv4 interface, `::` for IPv6 too).
+        public var listenHost = "0.0.0.0"
+        /// The TCP port to listen on (0: any free port).
+        public var listenPort = 0
+
+        /// The defaults.
+        public init() {}
+
+        func validated() throws(PeerMeshError) -> Configuration {
+            func check(_ ok: Bool, _ what: String) throws(PeerMeshError) {
+                if !ok { throw PeerMeshError(.invalidConfiguration, what) }
+            }
+            try check(maximumPeers >= 2, "maximumPeers must be at least 2 (ourselves and one peer).")
+            try check(maximumMessageSize >= 0, "maximumMessageSize must not be negative.")
+            try check(
+                frameLimits.maximumFrameSize >= MessageFragmenter.fragmentSize + FrameLimits.dataHeaderSize + 1
+                    && frameLimits.maximumFrameSize >= frameLimits.maximumContextSize + 16,
+                "frameLimits.maximumFrameSize must hold a \(MessageFragmenter.fragmentSize)-byte fragment and the largest invitation context."
+            )
+            try check(outboundBufferLimit >= 64 * 1024, "outboundBufferLimit must be at least 64 KiB.")
+            try check(livenessTimeout >= .milliseconds(100), "livenessTimeout must be at least 100 ms.")
+            try check(handshakeTimeout > .zero && maximumInvitationTimeout > .zero, "Timeouts must be positive.")
+            try check(maximumPendingConnections >= 1, "maximumPendingConnections must be at least 1.")
+            return self
+        }
+
+        var link: LinkConfiguration {
+            LinkConfiguration(
+                encryption: .required, limits: frameLimits, maximumMessageSize: maximumMessageSize,
+                heartbeatInterval: TimeAmount(livenessTimeout) / 4, livenessTimeout: TimeAmount(livenessTimeout),
+                handshakeTimeout: TimeAmount(handshakeTimeout), maximumInvitationTimeout: TimeAmount(maximumInvitationTimeout)
+            )
+        }
+
+        /// How often each link checks its deadlines: fine enough for short test timeouts, cheap for many links.
+        var tickInterval: TimeAmount {
+            min(max(TimeAmount(livenessTimeout) / 8, .milliseconds(20)), .milliseconds(250))
+        }
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    static func / (lhs: TimeAmount, rhs: Int64) -> TimeAmount { .nanoseconds(lhs.nanoseconds / rhs) }
+}

@@ -1,0 +1,300 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import PeerMeshCore
+
+/// The session's mutable state and its link bookkeeping. Every method runs on the session's one event loop, which
+/// is what orders events causally without locks.
+final class SessionCore: LinkDelegate, @unchecked Sendable {
+    let loop: EventLoop
+    private let identity: Identity
+    private let encryption: EncryptionPreference
+    private let configuration: Session.Configuration
+    private let tls: TLSContexts
+    private let source: SessionEvents.Producer.Source
+    private let roster: NIOLockedValueBox<[PeerID]>
+    private let certificateHandler: NIOLockedValueBox<CertificateHandler?>
+
+    private var links: [ObjectIdentifier: LinkHandler] = [:]
+    private var members: [PeerID: LinkHandler] = [:]
+    private var outgoing: [ObjectIdentifier: (peer: PeerID, promise: EventLoopPromise<PeerID>)] = [:]
+    private var connecting: Set<PeerID> = []
+    private var listener: Channel?
+    private var reading = true
+    private(set) var isClosed = false
+
+    init(loop: EventLoop, identity: Identity, encryption: EncryptionPreference, configuration: Session.Configuration,
+         tls: TLSContexts, source: SessionEvents.Producer.Source, roster: NIOLockedValueBox<[PeerID]>,
+         certificateHandler: NIOLockedValueBox<CertificateHandler?>) {
+        self.loop = loop
+        self.identity = identity
+        self.encryption = encryption
+        self.configuration = configuration
+        self.tls = tls
+        self.source = source
+        self.roster = roster
+        self.certificateHandler = certificateHandler
+    }
+
+    // MARK: Listening
+
+    func listen() -> EventLoopFuture<SocketAddress> {
+        loop.preconditionInEventLoop()
+        if isClosed { return loop.makeFailedFuture(Self.closedError) }
+        if let address = listener?.localAddress { return loop.makeSucceededFuture(address) }
+        return ServerBootstrap(group: loop, childGroup: loop)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: waterMark)
+            .childChannelInitializer { [self] channel in
+                loop.makeCompletedFuture { try self.configure(channel, role: .acceptor, expectedPeer: nil, invitation: nil) }
+            }
+            .bind(host: configuration.listenHost, port: configuration.listenPort)
+            .flatMapThrowing { [self] channel in
+                guard !isClosed else {
+                    channel.close(promise: nil)
+                    throw Self.closedError
+                }
+                listener = channel
+                guard let address = channel.localAddress else {
+                    throw PeerMeshError(.listenFailed, "The listener has no local address.")
+                }
+                return address
+            }
+            .flatMapErrorThrowing { error in
+                if let error = error as? PeerMeshError { throw error }
+                throw PeerMeshError(
+                    .listenFailed,
+                    "Cannot listen on \(self.configuration.listenHost):\(self.configuration.listenPort); choose another address or port.",
+                    underlying: error
+                )
+            }
+    }
+
+    // MARK: Connecting
+
+    func connect(to data: ConnectionData, invitation: Frame.Invitation, connectTimeout: TimeAmount) -> EventLoopFuture<PeerID> {
+        loop.preconditionInEventLoop()
+        if isClosed { return loop.makeFailedFuture(Self.closedError) }
+        let peer = data.peerID
+        if peer == identity.peerID {
+            return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "That connection data is our own; a session cannot join itself."))
+        }
+        if members[peer] != nil || connecting.contains(peer) {
+            return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "\(peer) is already connected or connecting."))
+        }
+        connecting.insert(peer)
+        emit(.peerChanged(peer, .connecting))
+        let promise = loop.makePromise(of: PeerID.self)
+        attempt(data.endpoints[...], peer: peer, invitation: invitation, connectTimeout: connectTimeout, failures: [], promise: promise)
+        return promise.futureResult.always { [self] result in
+            connecting.remove(peer)
+            if case .failure(let error) = result {
+                emit(.peerChanged(peer, .notConnected(reason: error as? PeerMeshError)))
+            }
+        }
+    }
+
+    private func attempt(_ endpoints: ArraySlice<ConnectionData.Endpoint>, peer: PeerID, invitation: Frame.Invitation,
+                         connectTimeout: TimeAmount, failures: [String], promise: EventLoopPromise<PeerID>) {
+        guard let endpoint = endpoints.first, !isClosed else {
+            promise.fail(isClosed ? Self.closedError : PeerMeshError(
+                .connectionFailed,
+                "Could not reach \(peer) at any of its addresses (\(failures.joined(separator: "; "))); check that it is running and reachable."
+            ))
+            return
+        }
+        let address: SocketAddress
+        do { address = try SocketAddress(ipAddress: endpoint.host, port: Int(endpoint.port)) } catch {
+            attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
+                    failures: failures + ["\(endpoint): \(error)"], promise: promise)
+            return
+        }
+        ClientBootstrap(group: loop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.writeBufferWaterMark, value: waterMark)
+            .channelInitializer { [self] channel in
+                loop.makeCompletedFuture {
+                    let link = try self.configure(channel, role: .connector, expectedPeer: peer, invitation: invitation)
+                    self.outgoing[ObjectIdentifier(link)] = (peer, promise)
+                }
+            }
+            .connect(to: address)
+            .whenFailure { [self] error in
+                attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
+                        failures: failures + ["\(endpoint): \(error)"], promise: promise)
+            }
+    }
+
+    @discardableResult
+    private func configure(_ channel: Channel, role: LinkRole, expectedPeer: PeerID?, invitation: Frame.Invitation?) throws -> LinkHandler {
+        if role == .acceptor, isClosed || links.count - members.count >= configuration.maximumPendingConnections {
+            channel.close(promise: nil)
+            throw PeerMeshError(.connectionFailed, "Too many connections in their handshake; refused one.")
+        }
+        var linkConfiguration = configuration.link
+        linkConfiguration.encryption = encryption
+        let nonce = (0..<Preamble.nonceLength).map { _ in UInt8.random(in: .min ... .max) }
+        let machine: LinkStateMachine = switch role {
+        case .connector:
+            .connector(identity: identity.local, configuration: linkConfiguration, nonce: nonce,
+                       expectedPeer: expectedPeer, invitation: invitation!, now: .now())
+        case .acceptor:
+            .acceptor(identity: identity.local, configuration: linkConfiguration, nonce: nonce, now: .now())
+        }
+        let preamble = PreambleHandler()
+        let link = LinkHandler(machine: machine, tls: tls, preambleHandler: preamble, tickInterval: configuration.tickInterval, delegate: self)
+        try channel.pipeline.syncOperations.addHandlers([
+            preamble,
+            ByteToMessageHandler(FrameDecoder(limits: configuration.frameLimits)),
+            link,
+        ])
+        links[ObjectIdentifier(link)] = link
+        return link
+    }
+
+    private var waterMark: ChannelOptions.Types.WriteBufferWaterMark {
+        .init(low: configuration.outboundBufferLimit / 2, high: configuration.outboundBufferLimit)
+    }
+
+    // MARK: Sending
+
+    func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode) -> EventLoopFuture<Void> {
+        loop.preconditionInEventLoop()
+        if isClosed { return loop.makeFailedFuture(Self.closedError) }
+        var targets: [LinkHandler] = []
+        for peer in peers {
+            guard let link = members[peer] else {
+                return loop.makeFailedFuture(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
+            }
+            targets.append(link)
+        }
+        let futures = targets.map { link in
+            let promise = loop.makePromise(of: Void.self)
+            link.send(message, mode: mode, promise: promise)
+            return promise.futureResult
+        }
+        return EventLoopFuture.andAllSucceed(futures, on: loop)
+    }
+
+    // MARK: Leaving
+
+    func disconnect() {
+        loop.preconditionInEventLoop()
+        guard !isClosed else { return }
+        isClosed = true
+        listener?.close(promise: nil)
+        listener = nil
+        for link in Array(links.values) { link.leave() }
+        source.finish()
+    }
+
+    var listeningAddress: SocketAddress? { listener?.localAddress }
+
+    // MARK: LinkDelegate
+
+    func link(_ link: LinkHandler, needsCertificateVerdictFor peer: VerifiedPeer) {
+        guard let handler = certificateHandler.withLockedValue({ $0 }) else {
+            link.certificateVerdict(accepted: true)
+            return
+        }
+        let certificate = PeerCertificate(derBytes: peer.certificateDER)
+        let loop = self.loop
+        // The handler may never answer: the link's own deadline then closes it, and a late verdict is ignored.
+        let box = NIOLoopBound(link, eventLoop: loop)
+        Task {
+            let accepted = await handler(peer.peerID, certificate)
+            loop.execute { box.value.certificateVerdict(accepted: accepted) }
+        }
+    }
+
+    func link(_ link: LinkHandler, receivedInvitationFrom peer: VerifiedPeer, context: [UInt8], deadline: NIODeadline) {
+        if isFull {
+            link.invitationDecision(.sessionFull)
+            return
+        }
+        let box = NIOLoopBound(link, eventLoop: loop)
+        let loop = self.loop
+        let invitation = Invitation(
+            peer: peer.peerID, context: Data(context), certificate: PeerCertificate(derBytes: peer.certificateDER),
+            verificationCode: VerificationCode.between(identity.peerID, peer.peerID), deadline: deadline
+        ) { [self] decision in
+            loop.execute {
+                if case .accept = decision {
+                    if self.isFull {
+                        box.value.invitationDecision(.sessionFull)
+                        return
+                    }
+                    self.announcedIncoming.insert(ObjectIdentifier(box.value))
+                    self.emit(.peerChanged(peer.peerID, .connecting))
+                }
+                box.value.invitationDecision(decision)
+            }
+        }
+        emit(.invitation(invitation))
+    }
+
+    func link(_ link: LinkHandler, connected peer: PeerID) {
+        if let previous = members[peer], previous !== link {
+            // The same identity connected again (e.g. restarted): the newest link wins.
+            members[peer] = nil
+            previous.leave()
+        }
+        members[peer] = link
+        announcedIncoming.remove(ObjectIdentifier(link))
+        link.setAutoRead(reading)
+        publishRoster()
+        emit(.peerChanged(peer, .connected))
+        outgoing.removeValue(forKey: ObjectIdentifier(link))?.promise.succeed(peer)
+    }
+
+    func link(_ link: LinkHandler, received message: ByteBuffer, from peer: PeerID, mode: Frame.Mode) {
+        guard members[peer] === link else { return }
+        emit(.received(Data(message.readableBytesView), from: peer))
+    }
+
+    func link(_ link: LinkHandler, closedWith reason: PeerMeshError?) {
+        let id = ObjectIdentifier(link)
+        links[id] = nil
+        let wasAnnounced = announcedIncoming.remove(id) != nil
+        if let pending = outgoing.removeValue(forKey: id) {
+            pending.promise.fail(reason ?? Self.closedError)
+        } else if let peer = link.peer?.peerID, members[peer] === link {
+            members[peer] = nil
+            publishRoster()
+            emit(.peerChanged(peer, .notConnected(reason: reason)))
+        } else if wasAnnounced, let peer = link.peer?.peerID {
+            emit(.peerChanged(peer, .notConnected(reason: reason)))
+        } else if let reason, reason.code != .invitationDeclined {
+            // Our own decline is the app's decision, not a failure worth reporting back to it.
+            emit(.incomingConnectionFailed(peer: link.peer?.peerID, reason))
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Incoming links whose invitation the app accepted (so it was told `.connecting`).
+    private var announcedIncoming: Set<ObjectIdentifier> = []
+
+    private var isFull: Bool { members.count + 1 >= configuration.maximumPeers }
+
+    private func publishRoster() {
+        let peers = members.keys.sorted()
+        roster.withLockedValue { $0 = peers }
+    }
+
+    private func emit(_ event: SessionEvent) {
+        if case .stopProducing = source.yield(event), reading {
+            setReading(false)
+        }
+    }
+
+    func setReading(_ on: Bool) {
+        guard reading != on else { return }
+        reading = on
+        for link in members.values { link.setAutoRead(on) }
+    }
+
+    static let closedError = PeerMeshError(.sessionClosed, "The session was disconnected; create a new one.")
+}

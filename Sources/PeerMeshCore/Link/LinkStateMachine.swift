@@ -1,0 +1,454 @@
+import NIOCore
+
+/// Settings one link needs; the session derives them from its configuration.
+public struct LinkConfiguration: Sendable {
+    /// Our encryption preference.
+    public var encryption: EncryptionPreference
+    /// Decoder bounds.
+    public var limits: FrameLimits
+    /// The largest application message accepted.
+    public var maximumMessageSize: Int
+    /// Send a heartbeat when nothing was sent for this long.
+    public var heartbeatInterval: TimeAmount
+    /// Declare the peer gone when nothing arrived for this long.
+    public var livenessTimeout: TimeAmount
+    /// How long an accepted connection may take to finish its handshake and deliver its invitation.
+    public var handshakeTimeout: TimeAmount
+    /// The cap on how long any invitation may wait for an answer.
+    public var maximumInvitationTimeout: TimeAmount
+
+    /// Creates a link configuration.
+    public init(
+        encryption: EncryptionPreference, limits: FrameLimits, maximumMessageSize: Int,
+        heartbeatInterval: TimeAmount, livenessTimeout: TimeAmount, handshakeTimeout: TimeAmount,
+        maximumInvitationTimeout: TimeAmount
+    ) {
+        self.encryption = encryption
+        self.limits = limits
+        self.maximumMessageSize = maximumMessageSize
+        self.heartbeatInterval = heartbeatInterval
+        self.livenessTimeout = livenessTimeout
+        self.handshakeTimeout = handshakeTimeout
+        self.maximumInvitationTimeout = maximumInvitationTimeout
+    }
+}
+
+/// One link's protocol, from the first byte to close: preamble, TLS, Hello, certificate verdicts, invitation,
+/// then data and liveness. A pure value: inputs in (with "now"), actions out; the NIO handler performs them.
+///
+/// The order follows Multipeer Connectivity: the inviter judges the invitee's certificate, then invites; the
+/// invitee's app accepts the invitation, then judges the inviter's certificate. A link is up for the connector
+/// only when the acceptance frame arrives (with TLS 1.3 a rejected client learns of it only on its next read).
+public struct LinkStateMachine: Sendable {
+    /// Something the handler must do.
+    public enum Action: Sendable, Equatable {
+        /// Write our preamble.
+        case sendPreamble(Preamble)
+        /// Insert the TLS handler in the given role; report `tlsEstablished` when done.
+        case startTLS(LinkRole)
+        /// Write and flush a frame.
+        case send(Frame)
+        /// Ask the app's certificate handler about this peer; answer with `certificateVerdict`.
+        case askCertificate(VerifiedPeer)
+        /// Give the invitation to the app; answer with `invitationDecision` before `deadline`.
+        case deliverInvitation(VerifiedPeer, context: [UInt8], deadline: NIODeadline)
+        /// The peer is now a session member.
+        case connected(PeerID)
+        /// A whole message from the peer.
+        case deliver(ByteBuffer, from: PeerID, mode: Frame.Mode)
+        /// Close the connection; `reason` is nil when we left on purpose.
+        case close(reason: PeerMeshError?)
+    }
+
+    private enum State: Sendable {
+        case idle
+        case awaitingPreamble
+        case negotiatingTLS(peerNonce: [UInt8])
+        case awaitingHello(peerNonce: [UInt8], tlsKey: [UInt8]?)
+        case judgingCertificate(VerifiedPeer)            // connector, before inviting
+        case awaitingResponse(VerifiedPeer)              // connector
+        case awaitingInvitation(VerifiedPeer)            // acceptor
+        case awaitingAppDecision(VerifiedPeer)           // acceptor
+        case judgingCertificateAfterAccept(VerifiedPeer) // acceptor
+        case connected(VerifiedPeer, MessageReassembler)
+        case closed
+    }
+
+    /// Which end we are.
+    public let role: LinkRole
+    private let identity: LocalIdentity
+    private let configuration: LinkConfiguration
+    private let ownNonce: [UInt8]
+    private let expectedPeer: PeerID?
+    private let invitation: Frame.Invitation?
+    private var state: State = .idle
+    private var deadline: NIODeadline
+    private var lastReceived: NIODeadline
+    private var lastSent: NIODeadline
+    private var fragmenter = MessageFragmenter()
+    /// Data frames dropped because they arrived before the peer was accepted.
+    public private(set) var framesDiscardedBeforeAcceptance = 0
+
+    /// A connector (inviter): `invitation` is sent once our app accepted the peer's certificate.
+    public static func connector(
+        identity: LocalIdentity, configuration: LinkConfiguration, nonce: [UInt8],
+        expectedPeer: PeerID?, invitation: Frame.Invitation, now: NIODeadline
+    ) -> LinkStateMachine {
+        LinkStateMachine(
+            role: .connector, identity: identity, configuration: configuration, nonce: nonce,
+            expectedPeer: expectedPeer, invitation: invitation,
+            deadline: now + .milliseconds(Int64(invitation.timeoutMilliseconds)), now: now
+        )
+    }
+
+    /// An acceptor (invitee): the peer must finish its handshake and invite within `handshakeTimeout`.
+    public static func acceptor(
+        identity: LocalIdentity, configuration: LinkConfiguration, nonce: [UInt8], now: NIODeadline
+    ) -> LinkStateMachine {
+        LinkStateMachine(
+            role: .acceptor, identity: identity, configuration: configuration, nonce: nonce,
+            expectedPeer: nil, invitation: nil, deadline: now + configuration.handshakeTimeout, now: now
+        )
+    }
+
+    private init(
+        role: LinkRole, identity: LocalIdentity, configuration: LinkConfiguration, nonce: [UInt8],
+        expectedPeer: PeerID?, invitation: Frame.Invitation?, deadline: NIODeadline, now: NIODeadline
+    ) {
+        self.role = role
+        self.identity = identity
+        self.configuration = configuration
+        self.ownNonce = nonce
+        self.expectedPeer = expectedPeer
+        self.invitation = invitation
+        self.deadline = deadline
+        self.lastReceived = now
+        self.lastSent = now
+    }
+
+    /// The verified peer, once its Hello checked out.
+    public var peer: VerifiedPeer? {
+        switch state {
+        case .judgingCertificate(let p), .awaitingResponse(let p), .awaitingInvitation(let p),
+             .awaitingAppDecision(let p), .judgingCertificateAfterAccept(let p), .connected(let p, _):
+            p
+        default: nil
+        }
+    }
+
+    /// Whether the peer is a session member on this link.
+    public var isConnected: Bool {
+        if case .connected = state { return true }
+        return false
+    }
+
+    /// Whether the link has ended.
+    public var isClosed: Bool {
+        if case .closed = state { return true }
+        return false
+    }
+
+    // MARK: Inputs
+
+    /// The TCP connection is up: send our preamble.
+    public mutating func start(now: NIODeadline) -> [Action] {
+        guard case .idle = state else { return [] }
+        state = .awaitingPreamble
+        lastSent = now
+        return [.sendPreamble(Preamble(encryption: configuration.encryption, nonce: ownNonce))]
+    }
+
+    /// The peer's preamble arrived (or failed to parse).
+    public mutating func preambleReceived(_ result: Result<Preamble, PeerMeshError>, now: NIODeadline) -> [Action] {
+        guard case .awaitingPreamble = state else { return [] }
+        lastReceived = now
+        let preamble: Preamble
+        switch result {
+        case .failure(let error): return fail(error, tellPeer: false)
+        case .success(let value): preamble = value
+        }
+        switch EncryptionPreference.negotiate(local: configuration.encryption, remote: preamble.encryption) {
+        case .failure(let error):
+            return fail(error, tellPeer: false)
+        case .success(.tls):
+            state = .negotiatingTLS(peerNonce: preamble.nonce)
+            return [.startTLS(role)]
+        case .success(.plaintext):
+            state = .awaitingHello(peerNonce: preamble.nonce, tlsKey: nil)
+            return sendHello(peerNonce: preamble.nonce, now: now)
+        }
+    }
+
+    /// The TLS handshake finished; `peerPublicKeyDER` is the key of the certificate TLS authenticated.
+    public mutating func tlsEstablished(peerPublicKeyDER: [UInt8]?, now: NIODeadline) -> [Action] {
+        guard case .negotiatingTLS(let peerNonce) = state else { return [] }
+        guard let peerPublicKeyDER else {
+            return fail(PeerMeshError(.tlsHandshakeFailed, "The peer presented no usable TLS certificate."), tellPeer: false)
+        }
+        state = .awaitingHello(peerNonce: peerNonce, tlsKey: peerPublicKeyDER)
+        return sendHello(peerNonce: peerNonce, now: now)
+    }
+
+    /// A frame arrived from the peer.
+    public mutating func frameReceived(_ frame: Frame, now: NIODeadline) -> [Action] {
+        if case .closed = state { return [] }
+        lastReceived = now
+        switch (frame, state) {
+        case (.close(let close), _):
+            return fail(Self.error(forPeerClose: close, connected: isConnected), tellPeer: false)
+        case (.heartbeat, _):
+            return []
+        case (.hello(let hello), .awaitingHello(let peerNonce, let tlsKey)):
+            let verified: VerifiedPeer
+            do {
+                verified = try HelloTranscript.verify(
+                    hello, senderRole: role == .connector ? .acceptor : .connector, senderNonce: peerNonce,
+                    receiverNonce: ownNonce, tlsPublicKeyDER: tlsKey, expectedPeer: expectedPeer
+                )
+            } catch {
+                return fail(error, tellPeer: true)
+            }
+            switch role {
+            case .connector:
+                state = .judgingCertificate(verified)
+                return [.askCertificate(verified)]
+            case .acceptor:
+                state = .awaitingInvitation(verified)
+                return []
+            }
+        case (.invitation(let invitation), .awaitingInvitation(let peer)):
+            let asked = TimeAmount.milliseconds(Int64(invitation.timeoutMilliseconds))
+            deadline = now + min(asked, configuration.maximumInvitationTimeout)
+            state = .awaitingAppDecision(peer)
+            return [.deliverInvitation(peer, context: invitation.context, deadline: deadline)]
+        case (.invitationResponse(let response), .awaitingResponse(let peer)):
+            guard response == .accepted else { return fail(Self.error(forResponse: response), tellPeer: false) }
+            state = .connected(peer, MessageReassembler(maximumMessageSize: configuration.maximumMessageSize))
+            return [.connected(peer.peerID)]
+        case (.data(let data), .connected(let peer, var reassembler)):
+            // Relaying is not in this version: a frame must come from the peer itself and be for us.
+            guard data.source == peer.peerID.keyID, data.destination == identity.peerID.keyID else {
+                return fail(Frame.violation("a data frame names another source or destination"), tellPeer: true)
+            }
+            do {
+                let message = try reassembler.add(data)
+                state = .connected(peer, reassembler)
+                return message.map { [.deliver($0, from: peer.peerID, mode: data.mode)] } ?? []
+            } catch {
+                return fail(error, tellPeer: true)
+            }
+        case (.data, _):
+            framesDiscardedBeforeAcceptance += 1
+            return []
+        default:
+            return fail(Frame.violation("unexpected \(frame.kind) frame at this point of the handshake"), tellPeer: true)
+        }
+    }
+
+    /// Our app's verdict on the peer's certificate (late answers are ignored).
+    public mutating func certificateVerdict(accepted: Bool, now: NIODeadline) -> [Action] {
+        switch state {
+        case .judgingCertificate(let peer):
+            guard accepted else { return rejectCertificate(of: peer) }
+            state = .awaitingResponse(peer)
+            lastSent = now
+            return [.send(.invitation(invitation ?? Frame.Invitation(timeoutMilliseconds: 0, context: [])))]
+        case .judgingCertificateAfterAccept(let peer):
+            guard accepted else {
+                state = .closed
+                return [
+                    .send(.invitationResponse(.certificateRejected)),
+                    .close(reason: Self.localCertificateRejection(peer)),
+                ]
+            }
+            state = .connected(peer, MessageReassembler(maximumMessageSize: configuration.maximumMessageSize))
+            lastSent = now
+            return [.send(.invitationResponse(.accepted)), .connected(peer.peerID)]
+        default:
+            return []
+        }
+    }
+
+    /// How the invitee's app answered; `sessionFull` overrides an acceptance.
+    public enum InvitationDecision: Sendable {
+        /// Join the session (subject to our certificate check).
+        case accept
+        /// Do not join.
+        case decline
+        /// The session has no room.
+        case sessionFull
+    }
+
+    /// Our app's answer to the invitation (late answers are ignored).
+    public mutating func invitationDecision(_ decision: InvitationDecision, now: NIODeadline) -> [Action] {
+        guard case .awaitingAppDecision(let peer) = state else { return [] }
+        switch decision {
+        case .accept:
+            state = .judgingCertificateAfterAccept(peer)
+            return [.askCertificate(peer)]
+        case .decline:
+            state = .closed
+            return [
+                .send(.invitationResponse(.declined)),
+                .close(reason: PeerMeshError(.invitationDeclined, "We declined \(peer.peerID)'s invitation.")),
+            ]
+        case .sessionFull:
+            state = .closed
+            return [
+                .send(.invitationResponse(.sessionFull)),
+                .close(reason: PeerMeshError(.sessionFull, "Refused \(peer.peerID): the session is full.")),
+            ]
+        }
+    }
+
+    /// Fragments an application message into frames to send; throws unless connected.
+    public mutating func sendMessage(_ message: ByteBuffer, mode: Frame.Mode, now: NIODeadline) throws(PeerMeshError) -> [Frame] {
+        guard case .connected(let peer, _) = state else {
+            throw PeerMeshError(.notConnected, "The peer is not connected.")
+        }
+        lastSent = now
+        return fragmenter.fragments(of: message, source: identity.peerID.keyID, destination: peer.peerID.keyID, mode: mode)
+    }
+
+    /// Time passed: enforce the handshake deadline, liveness, and heartbeats.
+    public mutating func tick(now: NIODeadline) -> [Action] {
+        switch state {
+        case .idle, .closed:
+            return []
+        case .connected:
+            if now - lastReceived >= configuration.livenessTimeout {
+                return fail(PeerMeshError(
+                    .livenessTimeout,
+                    "Nothing arrived from the peer for \(configuration.livenessTimeout.milliseconds) ms; it is gone or unreachable."
+                ), tellPeer: true)
+            }
+            if now - lastSent >= configuration.heartbeatInterval {
+                lastSent = now
+                return [.send(.heartbeat)]
+            }
+            return []
+        case .awaitingAppDecision:
+            guard now >= deadline else { return [] }
+            state = .closed
+            return [
+                .send(.invitationResponse(.timedOut)),
+                .close(reason: PeerMeshError(.invitationTimedOut, "The invitation expired before the app answered it.")),
+            ]
+        default:
+            guard now >= deadline else { return [] }
+            let what = role == .connector ? "The invitation was not answered in time" : "The peer did not finish the handshake in time"
+            return fail(PeerMeshError(.invitationTimedOut, "\(what); the link was closed."), tellPeer: true)
+        }
+    }
+
+    /// We are leaving on purpose.
+    public mutating func closeRequested() -> [Action] {
+        switch state {
+        case .closed: return []
+        case .idle, .awaitingPreamble, .negotiatingTLS:
+            state = .closed
+            return [.close(reason: nil)]
+        default:
+            state = .closed
+            return [.send(.close(.init(reason: .goodbye, message: "leaving the session"))), .close(reason: nil)]
+        }
+    }
+
+    /// Something below the protocol failed (TLS, decoding, the socket).
+    public mutating func errorCaught(_ error: PeerMeshError) -> [Action] {
+        fail(error, tellPeer: error.code == .protocolViolation)
+    }
+
+    /// The connection closed underneath us; returns the reason to report, if the link had not ended already.
+    public mutating func connectionClosed() -> PeerMeshError? {
+        if case .closed = state { return nil }
+        let wasConnected = isConnected
+        state = .closed
+        return wasConnected
+            ? PeerMeshError(.peerDisconnected, "The connection to the peer was lost.")
+            : PeerMeshError(.connectionClosed, "The peer closed the connection before the handshake finished.")
+    }
+
+    // MARK: Helpers
+
+    private mutating func sendHello(peerNonce: [UInt8], now: NIODeadline) -> [Action] {
+        do {
+            let hello = try HelloTranscript.makeHello(identity: identity, role: role, ownNonce: ownNonce, peerNonce: peerNonce)
+            lastSent = now
+            return [.send(.hello(hello))]
+        } catch {
+            return fail(PeerMeshError(.tlsHandshakeFailed, "Could not sign our Hello.", underlying: error), tellPeer: false)
+        }
+    }
+
+    private mutating func rejectCertificate(of peer: VerifiedPeer) -> [Action] {
+        state = .closed
+        return [
+            .send(.close(.init(reason: .certificateRejected, message: "certificate rejected"))),
+            .close(reason: Self.localCertificateRejection(peer)),
+        ]
+    }
+
+    private static func localCertificateRejection(_ peer: VerifiedPeer) -> PeerMeshError {
+        PeerMeshError(.certificateRejected, "Our certificate handler rejected \(peer.peerID) (or did not answer in time).")
+    }
+
+    private mutating func fail(_ error: PeerMeshError, tellPeer: Bool) -> [Action] {
+        let framed: Bool
+        switch state {
+        case .closed: return []
+        case .idle, .awaitingPreamble, .negotiatingTLS: framed = false
+        default: framed = true
+        }
+        state = .closed
+        guard tellPeer, framed else { return [.close(reason: error)] }
+        return [.send(.close(.init(reason: Self.closeReason(for: error.code), message: error.message))), .close(reason: error)]
+    }
+
+    private static func closeReason(for code: PeerMeshError.Code) -> Frame.Close.Reason {
+        switch code {
+        case .protocolViolation: .protocolViolation
+        case .peerIDMismatch: .peerIDMismatch
+        case .certificateRejected: .certificateRejected
+        case .invitationTimedOut, .livenessTimeout: .timedOut
+        default: .internalError
+        }
+    }
+
+    private static func error(forPeerClose close: Frame.Close, connected: Bool) -> PeerMeshError {
+        switch close.reason {
+        case .goodbye:
+            return PeerMeshError(.peerDisconnected, "The peer left the session.")
+        case .certificateRejected:
+            return PeerMeshError(.certificateRejected, "The peer rejected our certificate.")
+        case .peerIDMismatch:
+            return PeerMeshError(.peerIDMismatch, "The peer refused our identity: \(close.message)")
+        case .timedOut:
+            return connected
+                ? PeerMeshError(.livenessTimeout, "The peer stopped hearing from us and closed the link.")
+                : PeerMeshError(.invitationTimedOut, "The peer gave up waiting: \(close.message)")
+        case .sessionFull:
+            return PeerMeshError(.sessionFull, "The peer's session is full.")
+        case .declined:
+            return PeerMeshError(.invitationDeclined, "The peer declined the invitation.")
+        case .protocolViolation:
+            return PeerMeshError(.protocolViolation, "The peer reports that we broke the protocol: \(close.message)")
+        case .internalError:
+            return PeerMeshError(.connectionClosed, "The peer closed the link: \(close.message)")
+        }
+    }
+
+    private static func error(forResponse response: Frame.InvitationResponse) -> PeerMeshError {
+        switch response {
+        case .accepted: PeerMeshError(.protocolViolation, "unreachable")
+        case .declined: PeerMeshError(.invitationDeclined, "The peer declined the invitation.")
+        case .sessionFull: PeerMeshError(.sessionFull, "The peer's session is full; try again when someone leaves.")
+        case .timedOut: PeerMeshError(.invitationTimedOut, "The peer's app did not answer the invitation in time.")
+        case .certificateRejected: PeerMeshError(.certificateRejected, "The peer rejected our certificate.")
+        }
+    }
+}
+
+extension TimeAmount {
+    fileprivate var milliseconds: Int64 { nanoseconds / 1_000_000 }
+}

@@ -1,0 +1,82 @@
+import NIOCore
+
+/// Splits outgoing messages into Data frames and numbers them, per delivery mode.
+public struct MessageFragmenter: Sendable {
+    /// Payload bytes per fragment: small enough that one big message never holds a link for long.
+    public static let fragmentSize = 60 * 1024
+
+    private var nextSequence: [Frame.Mode: UInt64] = [:]
+
+    /// Creates a fragmenter whose sequences start at 0.
+    public init() {}
+
+    /// The Data frames that carry `message`; an empty message is one empty final fragment.
+    public mutating func fragments(of message: ByteBuffer, source: [UInt8], destination: [UInt8], mode: Frame.Mode) -> [Frame] {
+        let sequence = nextSequence[mode, default: 0]
+        nextSequence[mode] = sequence &+ 1
+        var rest = message
+        var frames: [Frame] = []
+        frames.reserveCapacity(max(1, message.readableBytes / Self.fragmentSize + 1))
+        repeat {
+            let payload = rest.readSlice(length: min(Self.fragmentSize, rest.readableBytes))!
+            let flags = rest.readableBytes == 0 ? Frame.DataFrame.finalFragment : 0
+            frames.append(.data(.init(source: source, destination: destination, mode: mode, flags: flags, sequence: sequence, payload: payload)))
+        } while rest.readableBytes > 0
+        return frames
+    }
+}
+
+/// Joins Data fragments from one sender back into messages, enforcing order and the message size bound.
+public struct MessageReassembler: Sendable {
+    private struct Partial: Sendable {
+        var sequence: UInt64
+        var buffer: ByteBuffer
+    }
+
+    /// The largest message accepted, in bytes.
+    public let maximumMessageSize: Int
+    private var partial: [Frame.Mode: Partial] = [:]
+    private var expectedReliable: UInt64 = 0
+    /// Reliable fragments dropped because their message was already delivered.
+    public private(set) var duplicatesDropped = 0
+
+    /// Creates a reassembler for one sender.
+    public init(maximumMessageSize: Int) { self.maximumMessageSize = maximumMessageSize }
+
+    /// Adds a fragment; returns the whole message when this was its last fragment.
+    public mutating func add(_ frame: Frame.DataFrame) throws(PeerMeshError) -> ByteBuffer? {
+        if frame.mode == .reliable {
+            if frame.sequence < expectedReliable {
+                duplicatesDropped += 1
+                return nil
+            }
+            guard frame.sequence == expectedReliable else {
+                throw Frame.violation("reliable message \(frame.sequence) arrived while \(expectedReliable) was expected")
+            }
+        }
+        var payload = frame.payload
+        var current: Partial
+        if let existing = partial[frame.mode] {
+            guard existing.sequence == frame.sequence else {
+                throw Frame.violation("message \(frame.sequence) started before message \(existing.sequence) ended")
+            }
+            current = existing
+            guard current.buffer.readableBytes + payload.readableBytes <= maximumMessageSize else {
+                throw Frame.violation("a message grew past the limit of \(maximumMessageSize) bytes")
+            }
+            current.buffer.writeBuffer(&payload)
+        } else {
+            guard payload.readableBytes <= maximumMessageSize else {
+                throw Frame.violation("a message grew past the limit of \(maximumMessageSize) bytes")
+            }
+            current = Partial(sequence: frame.sequence, buffer: payload)
+        }
+        guard frame.isFinal else {
+            partial[frame.mode] = current
+            return nil
+        }
+        partial[frame.mode] = nil
+        if frame.mode == .reliable { expectedReliable = frame.sequence &+ 1 }
+        return current.buffer
+    }
+}

@@ -1,0 +1,83 @@
+/// The one error type PeerMesh throws and reports: a code to switch on, a message that says what to do,
+/// and the underlying cause when there is one.
+public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, as an extensible set of codes (new codes may be added in minor versions).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name, e.g. `invitationDeclined`.
+        public let name: String
+        /// Creates a code from its stable name.
+        public init(_ name: String) { self.name = name }
+        /// The code's stable name.
+        public var description: String { name }
+
+        /// A display name is empty or longer than 63 UTF-8 bytes.
+        public static let invalidDisplayName = Code("invalidDisplayName")
+        /// An identity file could not be read, parsed or written.
+        public static let identityFile = Code("identityFile")
+        /// Out-of-band connection data is malformed or of an unknown version.
+        public static let invalidConnectionData = Code("invalidConnectionData")
+        /// The remote side sent bytes that break the wire protocol; that one connection was closed.
+        public static let protocolViolation = Code("protocolViolation")
+        /// The remote side speaks a protocol version this build does not.
+        public static let unsupportedVersion = Code("unsupportedVersion")
+        /// One side requires encryption and the other refuses it.
+        public static let encryptionMismatch = Code("encryptionMismatch")
+        /// The TLS handshake failed; PeerMesh never falls back to plaintext after that.
+        public static let tlsHandshakeFailed = Code("tlsHandshakeFailed")
+        /// The peer's claimed PeerID does not match the key it proved it holds.
+        public static let peerIDMismatch = Code("peerIDMismatch")
+        /// A certificate handler (ours or the peer's) rejected the certificate.
+        public static let certificateRejected = Code("certificateRejected")
+        /// The invitee's app declined the invitation.
+        public static let invitationDeclined = Code("invitationDeclined")
+        /// The invitation (or the handshake before it) was not completed in time.
+        public static let invitationTimedOut = Code("invitationTimedOut")
+        /// The invitation was answered after it had expired, or answered twice.
+        public static let invitationExpired = Code("invitationExpired")
+        /// The session already has its maximum number of peers.
+        public static let sessionFull = Code("sessionFull")
+        /// The invitation context exceeds the configured bound.
+        public static let contextTooLarge = Code("contextTooLarge")
+        /// No TCP connection could be made to any of the peer's addresses.
+        public static let connectionFailed = Code("connectionFailed")
+        /// The connection closed before the handshake finished.
+        public static let connectionClosed = Code("connectionClosed")
+        /// The peer left the session.
+        public static let peerDisconnected = Code("peerDisconnected")
+        /// Nothing arrived from the peer within the liveness timeout.
+        public static let livenessTimeout = Code("livenessTimeout")
+        /// The destination peer is not connected.
+        public static let notConnected = Code("notConnected")
+        /// A message exceeds the configured maximum message size.
+        public static let messageTooLarge = Code("messageTooLarge")
+        /// The session was disconnected and can no longer be used.
+        public static let sessionClosed = Code("sessionClosed")
+        /// The peer is already connected or being connected.
+        public static let alreadyConnected = Code("alreadyConnected")
+        /// The listener could not be started.
+        public static let listenFailed = Code("listenFailed")
+        /// A configuration value is out of range.
+        public static let invalidConfiguration = Code("invalidConfiguration")
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// A sentence for a person: what happened and what to do about it.
+    public var message: String
+    /// The lower-level error that caused this one, if any.
+    public var underlying: String?
+
+    /// Creates an error; `underlying` is kept as text so the error stays `Sendable` and `Hashable`.
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying.map { String(describing: $0) }
+    }
+
+    /// `code: message (underlying)`.
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let underlying { text += " (\(underlying))" }
+        return text
+    }
+}

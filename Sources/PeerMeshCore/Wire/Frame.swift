@@ -1,0 +1,127 @@
+import NIOCore
+
+/// Every message two linked peers exchange after the preamble (inside TLS when the link is encrypted).
+///
+/// On the wire a frame is `length: UInt32` (bytes that follow), `type: UInt8`, then the body. See
+/// `docs/wire-protocol.md` for the byte layout of each body.
+public enum Frame: Hashable, Sendable {
+    /// Proves possession of the identity key and states the display name.
+    case hello(Hello)
+    /// The connector asks the acceptor to admit it into the acceptor's session.
+    case invitation(Invitation)
+    /// The acceptor's answer to the invitation.
+    case invitationResponse(InvitationResponse)
+    /// Application data (or one fragment of it) from one session member to another.
+    case data(DataFrame)
+    /// "I am alive"; sent when nothing else was sent for a while.
+    case heartbeat
+    /// The sender is closing the link, and why.
+    case close(Close)
+
+    /// Frame type bytes.
+    public enum Kind: UInt8, Sendable, CaseIterable {
+        case hello = 1, invitation = 2, invitationResponse = 3, data = 4, heartbeat = 5, close = 6
+    }
+
+    /// This frame's type byte.
+    public var kind: Kind {
+        switch self {
+        case .hello: .hello
+        case .invitation: .invitation
+        case .invitationResponse: .invitationResponse
+        case .data: .data
+        case .heartbeat: .heartbeat
+        case .close: .close
+        }
+    }
+
+    /// The body of a Hello frame.
+    public struct Hello: Hashable, Sendable {
+        /// The sender's display name (1–63 UTF-8 bytes).
+        public var displayName: String
+        /// The sender's self-signed X.509 certificate, DER.
+        public var certificateDER: [UInt8]
+        /// ECDSA P-256 signature (raw r‖s, 64 bytes) over the Hello transcript (`HelloTranscript`).
+        public var signature: [UInt8]
+        /// Creates a Hello body.
+        public init(displayName: String, certificateDER: [UInt8], signature: [UInt8]) {
+            self.displayName = displayName
+            self.certificateDER = certificateDER
+            self.signature = signature
+        }
+    }
+
+    /// The body of an Invitation frame.
+    public struct Invitation: Hashable, Sendable {
+        /// How long the inviter waits for an answer, in milliseconds.
+        public var timeoutMilliseconds: UInt32
+        /// Opaque app data shown to the invitee (bounded by configuration).
+        public var context: [UInt8]
+        /// Creates an Invitation body.
+        public init(timeoutMilliseconds: UInt32, context: [UInt8]) {
+            self.timeoutMilliseconds = timeoutMilliseconds
+            self.context = context
+        }
+    }
+
+    /// The invitee's verdict.
+    public enum InvitationResponse: UInt8, Hashable, Sendable, CaseIterable {
+        case accepted = 0, declined = 1, sessionFull = 2, timedOut = 3, certificateRejected = 4
+    }
+
+    /// Whether data is delivered reliably.
+    public enum Mode: UInt8, Hashable, Sendable, CaseIterable {
+        /// Exactly once, in order per sender, or reported failed.
+        case reliable = 0
+        /// Best effort: may be dropped under pressure, never corrupted.
+        case unreliable = 1
+    }
+
+    /// The body of a Data frame: one fragment of an application message.
+    public struct DataFrame: Hashable, Sendable {
+        /// Flag bit: this is the last fragment of its message.
+        public static let finalFragment: UInt8 = 0x01
+        /// Key ID of the member that wrote the message (32 bytes).
+        public var source: [UInt8]
+        /// Key ID of the member it is for (32 bytes).
+        public var destination: [UInt8]
+        /// Delivery mode.
+        public var mode: Mode
+        /// Flag bits (`finalFragment`); unknown bits must be zero.
+        public var flags: UInt8
+        /// Message sequence number per (source, destination, mode); every fragment of a message carries it.
+        public var sequence: UInt64
+        /// The fragment's bytes.
+        public var payload: ByteBuffer
+        /// Creates a Data body.
+        public init(source: [UInt8], destination: [UInt8], mode: Mode, flags: UInt8, sequence: UInt64, payload: ByteBuffer) {
+            self.source = source
+            self.destination = destination
+            self.mode = mode
+            self.flags = flags
+            self.sequence = sequence
+            self.payload = payload
+        }
+        /// Whether this fragment ends its message.
+        public var isFinal: Bool { flags & Self.finalFragment != 0 }
+    }
+
+    /// The body of a Close frame.
+    public struct Close: Hashable, Sendable {
+        /// Why the sender closes.
+        public var reason: Reason
+        /// Text for logs (≤ 1 KiB).
+        public var message: String
+        /// Creates a Close body.
+        public init(reason: Reason, message: String) {
+            self.reason = reason
+            self.message = message
+        }
+
+        /// Close reasons on the wire.
+        public enum Reason: UInt16, Hashable, Sendable, CaseIterable {
+            case goodbye = 0, protocolViolation = 1, certificateRejected = 2, peerIDMismatch = 3, timedOut = 4
+            case sessionFull = 5, declined = 6, internalError = 7
+        }
+    }
+}

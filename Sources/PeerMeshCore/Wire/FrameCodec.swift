@@ -1,0 +1,159 @@
+import NIOCore
+
+extension Frame {
+    /// Appends this frame (length prefix included) to `buffer`.
+    public func write(into buffer: inout ByteBuffer) {
+        let lengthIndex = buffer.writerIndex
+        buffer.writeInteger(UInt32(0))
+        buffer.writeInteger(kind.rawValue)
+        switch self {
+        case .hello(let hello):
+            let name = Array(hello.displayName.utf8)
+            buffer.writeInteger(UInt8(truncatingIfNeeded: name.count))
+            buffer.writeBytes(name)
+            buffer.writeInteger(UInt16(truncatingIfNeeded: hello.certificateDER.count))
+            buffer.writeBytes(hello.certificateDER)
+            buffer.writeInteger(UInt8(truncatingIfNeeded: hello.signature.count))
+            buffer.writeBytes(hello.signature)
+        case .invitation(let invitation):
+            buffer.writeInteger(invitation.timeoutMilliseconds)
+            buffer.writeInteger(UInt32(truncatingIfNeeded: invitation.context.count))
+            buffer.writeBytes(invitation.context)
+        case .invitationResponse(let response):
+            buffer.writeInteger(response.rawValue)
+        case .data(let data):
+            buffer.writeBytes(data.source)
+            buffer.writeBytes(data.destination)
+            buffer.writeInteger(data.mode.rawValue)
+            buffer.writeInteger(data.flags)
+            buffer.writeInteger(data.sequence)
+            var payload = data.payload
+            buffer.writeBuffer(&payload)
+        case .heartbeat:
+            break
+        case .close(let close):
+            let message = Array(close.message.utf8.prefix(FrameLimits.maximumCloseMessageBytes))
+            buffer.writeInteger(close.reason.rawValue)
+            buffer.writeInteger(UInt16(message.count))
+            buffer.writeBytes(message)
+        }
+        buffer.setInteger(UInt32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
+    }
+
+    /// Reads one whole frame from the front of `buffer`.
+    ///
+    /// Returns `nil` and leaves `buffer` untouched when the frame is not complete yet. Throws
+    /// `protocolViolation` for anything malformed; the length bound is checked before waiting for the body, so a
+    /// hostile length never makes the caller buffer more than `limits.maximumFrameSize` bytes.
+    public static func read(from buffer: inout ByteBuffer, limits: FrameLimits) throws(PeerMeshError) -> Frame? {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return nil }
+        guard length >= 1 else { throw violation("a frame's length is 0; every frame has at least a type byte") }
+        guard length <= limits.maximumFrameSize else {
+            throw violation("a frame of \(length) bytes exceeds the limit of \(limits.maximumFrameSize)")
+        }
+        guard buffer.readableBytes >= 4 + Int(length) else { return nil }
+        buffer.moveReaderIndex(forwardBy: 4)
+        var body = buffer.readSlice(length: Int(length))!
+        let rawKind = body.readInteger(as: UInt8.self)!
+        guard let kind = Kind(rawValue: rawKind) else { throw violation("unknown frame type \(rawKind)") }
+        let frame = try readBody(kind: kind, from: &body, limits: limits)
+        guard body.readableBytes == 0 else {
+            throw violation("\(body.readableBytes) unexpected bytes after a \(kind) frame")
+        }
+        return frame
+    }
+
+    private static func readBody(kind: Kind, from body: inout ByteBuffer, limits: FrameLimits) throws(PeerMeshError) -> Frame {
+        switch kind {
+        case .hello:
+            let nameLength = try body.readOrThrow(UInt8.self, "hello name length")
+            guard nameLength >= 1, Int(nameLength) <= PeerID.maximumDisplayNameBytes else {
+                throw violation("hello display name of \(nameLength) bytes (must be 1–63)")
+            }
+            let nameBytes = try body.readBytesOrThrow(Int(nameLength), "hello display name")
+            guard let name = String(validating: nameBytes, as: UTF8.self) else {
+                throw violation("hello display name is not valid UTF-8")
+            }
+            let certificateLength = try body.readOrThrow(UInt16.self, "hello certificate length")
+            guard certificateLength >= 1, Int(certificateLength) <= FrameLimits.maximumCertificateSize else {
+                throw violation("hello certificate of \(certificateLength) bytes")
+            }
+            let certificate = try body.readBytesOrThrow(Int(certificateLength), "hello certificate")
+            let signatureLength = try body.readOrThrow(UInt8.self, "hello signature length")
+            guard signatureLength == 64 else { throw violation("hello signature of \(signatureLength) bytes (must be 64)") }
+            let signature = try body.readBytesOrThrow(64, "hello signature")
+            return .hello(Hello(displayName: name, certificateDER: certificate, signature: signature))
+        case .invitation:
+            let timeout = try body.readOrThrow(UInt32.self, "invitation timeout")
+            let contextLength = try body.readOrThrow(UInt32.self, "invitation context length")
+            guard contextLength <= limits.maximumContextSize else {
+                throw violation("invitation context of \(contextLength) bytes exceeds the limit of \(limits.maximumContextSize)")
+            }
+            let context = try body.readBytesOrThrow(Int(contextLength), "invitation context")
+            return .invitation(Invitation(timeoutMilliseconds: timeout, context: context))
+        case .invitationResponse:
+            let raw = try body.readOrThrow(UInt8.self, "invitation response")
+            guard let response = InvitationResponse(rawValue: raw) else { throw violation("unknown invitation response \(raw)") }
+            return .invitationResponse(response)
+        case .data:
+            let source = try body.readBytesOrThrow(PeerID.keyIDLength, "data source")
+            let destination = try body.readBytesOrThrow(PeerID.keyIDLength, "data destination")
+            let rawMode = try body.readOrThrow(UInt8.self, "data mode")
+            guard let mode = Mode(rawValue: rawMode) else { throw violation("unknown data mode \(rawMode)") }
+            let flags = try body.readOrThrow(UInt8.self, "data flags")
+            guard flags & ~DataFrame.finalFragment == 0 else { throw violation("unknown data flags \(flags)") }
+            let sequence = try body.readOrThrow(UInt64.self, "data sequence")
+            let payload = body.readSlice(length: body.readableBytes)!
+            return .data(DataFrame(source: source, destination: destination, mode: mode, flags: flags, sequence: sequence, payload: payload))
+        case .heartbeat:
+            return .heartbeat
+        case .close:
+            let rawReason = try body.readOrThrow(UInt16.self, "close reason")
+            let messageLength = try body.readOrThrow(UInt16.self, "close message length")
+            guard messageLength <= FrameLimits.maximumCloseMessageBytes else {
+                throw violation("close message of \(messageLength) bytes")
+            }
+            let message = try body.readBytesOrThrow(Int(messageLength), "close message")
+            // A newer peer may close for a reason we do not know yet: it is still a close.
+            let reason = Close.Reason(rawValue: rawReason) ?? .internalError
+            return .close(Close(reason: reason, message: String(decoding: message, as: UTF8.self)))
+        }
+    }
+
+    static func violation(_ what: String) -> PeerMeshError {
+        PeerMeshError(.protocolViolation, "Malformed frame from the peer: \(what). The connection was closed.")
+    }
+}
+
+extension ByteBuffer {
+    fileprivate mutating func readOrThrow<T: FixedWidthInteger>(_ type: T.Type, _ what: String) throws(PeerMeshError) -> T {
+        guard let value = readInteger(as: T.self) else { throw Frame.violation("truncated \(what)") }
+        return value
+    }
+
+    fileprivate mutating func readBytesOrThrow(_ count: Int, _ what: String) throws(PeerMeshError) -> [UInt8] {
+        guard let bytes = readBytes(length: count) else { throw Frame.violation("truncated \(what)") }
+        return bytes
+    }
+}
+
+/// Splits a byte stream into `Frame`s for a NIO pipeline; malformed input is an error that closes the channel.
+public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
+    /// Decoded frames.
+    public typealias InboundOut = Frame
+    /// The bounds to enforce.
+    public let limits: FrameLimits
+
+    /// Creates a decoder with `limits`.
+    public init(limits: FrameLimits) { self.limits = limits }
+
+    /// Decodes one frame if a whole one is buffered.
+    public mutating func decode(buffer: inout ByteBuffer) throws -> Frame? {
+        try Frame.read(from: &buffer, limits: limits)
+    }
+
+    /// At end of stream a partial frame is simply dropped: the link is closing anyway.
+    public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> Frame? {
+        try decode(buffer: &buffer)
+    }
+}

@@ -1,0 +1,1 @@
+import PeerMesh; import ArgumentParser; print("x")
