@@ -49,7 +49,24 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "PeerMeshCoreTests", dependencies: ["PeerMeshCore"]),
-        .testTarget(name: "PeerMeshTests", dependencies: ["PeerMesh", "PeerMeshCore"]),
+        .testTarget(
+            name: "PeerMeshCoreTests",
+            dependencies: [
+                "PeerMeshCore",
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("FuzzCrashes")]
+        ),
+        .testTarget(
+            name: "PeerMeshTests",
+            dependencies: [
+                "PeerMesh",
+                "PeerMeshCore",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
     ]
 )

@@ -1,1 +1,8 @@
 @_exported import PeerMeshCore
+
+import Foundation
+
+extension PeerMeshError: LocalizedError {
+    /// The human message, so `localizedDescription` says what to do.
+    public var errorDescription: String? { message }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import PeerMesh
+
+/// `peermesh connect`: join a session with its connection code, send messages, print what arrives.
+struct ConnectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "connect",
+        abstract: "Join the session behind a connection code, send messages and print replies."
+    )
+
+    @Argument(help: "The connection code (pm1.…) printed by `peermesh listen`.")
+    var code: String
+
+    @OptionGroup var session: SessionOptions
+
+    @Option(name: .customLong("message"), help: "A message to send once connected (repeatable).")
+    var messages: [String] = []
+
+    @Option(help: "Seconds to wait for the invitation to be answered.")
+    var timeout: Double = 30
+
+    @Flag(help: "Stay connected after sending, printing events until the peer leaves.")
+    var stay = false
+
+    func run() async throws {
+        let data: ConnectionData
+        do { data = try ConnectionData(encoded: code) } catch {
+            printError("error: \(error.message)")
+            throw ExitCode(2)
+        }
+        let identity = try session.loadIdentity()
+        let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: "127.0.0.1"))
+        let printer = Task {
+            for await event in mesh.events {
+                print(EventPrinter.line(event, me: identity.peerID))
+                flushOutput()
+            }
+        }
+        do {
+            let peer = try await mesh.connect(using: data, timeout: .milliseconds(Int64(timeout * 1000)))
+            for message in messages { try await mesh.send(Data(message.utf8), to: [peer]) }
+            if !stay {
+                await mesh.disconnect()
+            }
+        } catch {
+            printError("error: \(error.message)")
+            await mesh.disconnect()
+            await printer.value
+            throw ExitCode(1)
+        }
+        await printer.value
+    }
+}

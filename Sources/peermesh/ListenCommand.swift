@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import PeerMesh
+
+/// `peermesh listen`: host a session reachable with out-of-band connection data.
+struct ListenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listen",
+        abstract: "Host a session: print a connection code, admit peers that connect with it, print their messages."
+    )
+
+    @OptionGroup var session: SessionOptions
+
+    @Option(help: "Address to listen on.")
+    var host: String = "0.0.0.0"
+
+    @Option(help: "TCP port (0: any free port).")
+    var port: Int = 0
+
+    @Option(help: "Which invitations to accept: all or none.")
+    var accept: AcceptPolicy = .all
+
+    @Flag(help: "Send every received message back to its sender.")
+    var echo = false
+
+    @Option(help: "Also write the connection code to this file once listening.")
+    var connectionDataFile: String?
+
+    enum AcceptPolicy: String, ExpressibleByArgument { case all, none }
+
+    func run() async throws {
+        let identity = try session.loadIdentity()
+        let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: host, port: port))
+        let code = try await mesh.connectionData().encoded
+        print("listening as \(identity.peerID) — connection code:")
+        print(code)
+        if let connectionDataFile {
+            try Data((code + "\n").utf8).write(to: URL(fileURLWithPath: connectionDataFile), options: .atomic)
+        }
+        flushOutput()
+        for await event in mesh.events {
+            print(EventPrinter.line(event, me: identity.peerID))
+            flushOutput()
+            switch event {
+            case .invitation(let invitation):
+                if accept == .all { try? invitation.accept() } else { try? invitation.decline() }
+            case .received(let data, let peer) where echo:
+                try? await mesh.send(data, to: [peer])
+            default:
+                break
+            }
+        }
+    }
+}

@@ -1,1 +1,0 @@
-import PeerMesh; import ArgumentParser; print("x")

@@ -1,0 +1,42 @@
+import Crypto
+import Foundation
+import NIOCore
+import PeerMeshCore
+import SwiftASN1
+import X509
+
+/// Test identities made in memory, as swift-nio-ssl's test helpers do.
+enum Fixtures {
+    static func identity(_ name: String, key: P256.Signing.PrivateKey = .init()) -> LocalIdentity {
+        let dn = try! DistinguishedName { CommonName(name) }
+        let certificate = try! Certificate(
+            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey),
+            notValidBefore: Date().addingTimeInterval(-60), notValidAfter: Date().addingTimeInterval(3600),
+            issuer: dn, subject: dn, signatureAlgorithm: .ecdsaWithSHA256, extensions: .init(), issuerPrivateKey: .init(key)
+        )
+        var serializer = DER.Serializer()
+        try! serializer.serialize(certificate)
+        return try! LocalIdentity(displayName: name, certificateDER: serializer.serializedBytes, privateKey: key)
+    }
+
+    static func bytes(_ count: Int, _ value: UInt8 = 0xab) -> [UInt8] { [UInt8](repeating: value, count: count) }
+
+    static func buffer(_ frames: [Frame]) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for frame in frames { frame.write(into: &buffer) }
+        return buffer
+    }
+
+    static let sampleFrames: [Frame] = [
+        .hello(.init(displayName: "ålice", certificateDER: bytes(300), signature: bytes(64))),
+        .invitation(.init(timeoutMilliseconds: 30_000, context: Array("join?".utf8))),
+        .invitation(.init(timeoutMilliseconds: 0, context: [])),
+        .invitationResponse(.accepted),
+        .invitationResponse(.certificateRejected),
+        .data(.init(source: bytes(32, 1), destination: bytes(32, 2), mode: .reliable, flags: 1, sequence: 7, payload: ByteBuffer(bytes: [1, 2, 3]))),
+        .data(.init(source: bytes(32, 1), destination: bytes(32, 2), mode: .unreliable, flags: 0, sequence: .max, payload: ByteBuffer())),
+        .heartbeat,
+        .close(.init(reason: .goodbye, message: "bye")),
+        .close(.init(reason: .protocolViolation, message: "")),
+    ]
+}

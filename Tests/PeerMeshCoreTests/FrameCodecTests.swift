@@ -1,0 +1,199 @@
+import NIOCore
+import NIOTestUtils
+import Testing
+@testable import PeerMeshCore
+
+@Suite("Frame codec")
+struct FrameCodecTests {
+    let limits = FrameLimits.default
+
+    @Test(arguments: Fixtures.sampleFrames)
+    func roundTrip(frame: Frame) throws {
+        var buffer = Fixtures.buffer([frame])
+        #expect(try Frame.read(from: &buffer, limits: limits) == frame)
+        #expect(buffer.readableBytes == 0)
+    }
+
+    @Test func everyFrameKindHasASample() {
+        #expect(Set(Fixtures.sampleFrames.map(\.kind)) == Set(Frame.Kind.allCases))
+    }
+
+    @Test func dripFedAndBatchedInputDecodesTheSameFrames() throws {
+        let pairs = Fixtures.sampleFrames.map { (Fixtures.buffer([$0]), [$0]) }
+        try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) { FrameDecoder(limits: limits) }
+    }
+
+    @Test func incompleteInputLeavesTheBufferUntouched() throws {
+        let whole = Fixtures.buffer(Fixtures.sampleFrames)
+        for cut in 0..<whole.readableBytes {
+            var prefix = whole.getSlice(at: 0, length: cut)!
+            var decoded: [Frame] = []
+            while let frame = try Frame.read(from: &prefix, limits: limits) { decoded.append(frame) }
+            #expect(decoded.count < Fixtures.sampleFrames.count)
+            #expect(decoded == Array(Fixtures.sampleFrames.prefix(decoded.count)))
+        }
+    }
+
+    // MARK: The frame length field at 0, max−1, max, max+1, 2³²−1
+
+    private func frame(length: UInt32, bodyBytes: Int? = nil) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeInteger(length)
+        let count = bodyBytes ?? Int(length)
+        if count > 0 {
+            buffer.writeInteger(Frame.Kind.data.rawValue)
+            buffer.writeBytes(Fixtures.bytes(FrameLimits.dataHeaderSize - 10))
+            buffer.writeInteger(UInt8(0)) // mode
+            buffer.writeInteger(UInt8(1)) // flags
+            buffer.writeInteger(UInt64(0))
+            buffer.writeBytes(Fixtures.bytes(max(0, count - 1 - FrameLimits.dataHeaderSize)))
+        }
+        return buffer
+    }
+
+    @Test func lengthZeroIsRejected() {
+        var buffer = frame(length: 0)
+        #expect(throws: PeerMeshError.self) { try Frame.read(from: &buffer, limits: limits) }
+    }
+
+    @Test(arguments: [-1, 0])
+    func lengthUpToTheLimitDecodes(offset: Int) throws {
+        let length = UInt32(limits.maximumFrameSize + offset)
+        var whole = frame(length: length)
+        guard case .data(let data)? = try Frame.read(from: &whole, limits: limits) else {
+            Issue.record("expected a data frame")
+            return
+        }
+        #expect(data.payload.readableBytes == Int(length) - 1 - FrameLimits.dataHeaderSize)
+        var partial = frame(length: length, bodyBytes: Int(length) - 1)
+        #expect(try Frame.read(from: &partial, limits: limits) == nil)
+    }
+
+    @Test(arguments: [UInt32(FrameLimits.default.maximumFrameSize + 1), UInt32.max])
+    func lengthOverTheLimitIsRejectedBeforeTheBodyArrives(length: UInt32) {
+        var header = frame(length: length, bodyBytes: 0)
+        let error = #expect(throws: PeerMeshError.self) { try Frame.read(from: &header, limits: limits) }
+        #expect(error?.code == .protocolViolation)
+    }
+
+    // MARK: Inner length fields
+
+    private func hello(nameLength: Int, certificateLength: Int = 10, signatureLength: Int = 64) -> ByteBuffer {
+        var body = ByteBuffer()
+        body.writeInteger(Frame.Kind.hello.rawValue)
+        body.writeInteger(UInt8(truncatingIfNeeded: nameLength))
+        body.writeBytes(Fixtures.bytes(nameLength, 0x61))
+        body.writeInteger(UInt16(truncatingIfNeeded: certificateLength))
+        body.writeBytes(Fixtures.bytes(certificateLength))
+        body.writeInteger(UInt8(truncatingIfNeeded: signatureLength))
+        body.writeBytes(Fixtures.bytes(signatureLength))
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt32(body.readableBytes))
+        buffer.writeBuffer(&body)
+        return buffer
+    }
+
+    @Test(arguments: [(0, false), (1, true), (62, true), (63, true), (64, false), (255, false)])
+    func helloNameLength(length: Int, valid: Bool) {
+        var buffer = hello(nameLength: length)
+        #expect(valid == ((try? Frame.read(from: &buffer, limits: limits)) != nil))
+    }
+
+    @Test(arguments: [(0, false), (1, true), (FrameLimits.maximumCertificateSize, true), (FrameLimits.maximumCertificateSize + 1, false), (65535, false)])
+    func helloCertificateLength(length: Int, valid: Bool) {
+        var buffer = hello(nameLength: 3, certificateLength: length)
+        #expect(valid == ((try? Frame.read(from: &buffer, limits: FrameLimits(maximumFrameSize: 80_000, maximumContextSize: 100))) != nil))
+    }
+
+    @Test(arguments: [0, 63, 65, 255])
+    func helloSignatureMustBe64Bytes(length: Int) {
+        var buffer = hello(nameLength: 3, signatureLength: length)
+        #expect(throws: PeerMeshError.self) { try Frame.read(from: &buffer, limits: limits) }
+    }
+
+    @Test func helloNameMustBeUTF8() {
+        var buffer = hello(nameLength: 2)
+        buffer.setBytes([0xff, 0xfe], at: 6)
+        #expect(throws: PeerMeshError.self) { try Frame.read(from: &buffer, limits: limits) }
+    }
+
+    private func invitation(declaredContext: UInt32, actualContext: Int) -> ByteBuffer {
+        var body = ByteBuffer()
+        body.writeInteger(Frame.Kind.invitation.rawValue)
+        body.writeInteger(UInt32(1000))
+        body.writeInteger(declaredContext)
+        body.writeBytes(Fixtures.bytes(actualContext))
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt32(body.readableBytes))
+        buffer.writeBuffer(&body)
+        return buffer
+    }
+
+    @Test(arguments: [0, FrameLimits.default.maximumContextSize - 1, FrameLimits.default.maximumContextSize])
+    func invitationContextWithinTheLimit(length: Int) throws {
+        var buffer = invitation(declaredContext: UInt32(length), actualContext: length)
+        #expect(try Frame.read(from: &buffer, limits: limits) == .invitation(.init(timeoutMilliseconds: 1000, context: Fixtures.bytes(length))))
+    }
+
+    @Test(arguments: [UInt32(FrameLimits.default.maximumContextSize + 1), UInt32.max])
+    func invitationContextOverTheLimit(length: UInt32) {
+        var buffer = invitation(declaredContext: length, actualContext: 4)
+        #expect(throws: PeerMeshError.self) { try Frame.read(from: &buffer, limits: limits) }
+    }
+
+    @Test func invitationContextLengthLongerThanTheFrame() {
+        var buffer = invitation(declaredContext: 100, actualContext: 4)
+        #expect(throws: PeerMeshError.self) { try Frame.read(from: &buffer, limits: limits) }
+    }
+
+    @Test(arguments: [0, FrameLimits.maximumCloseMessageBytes, FrameLimits.maximumCloseMessageBytes + 1, 65535])
+    func closeMessageLength(length: Int) {
+        var body = ByteBuffer()
+        body.writeInteger(Frame.Kind.close.rawValue)
+        body.writeInteger(UInt16(0))
+        body.writeInteger(UInt16(length))
+        body.writeBytes(Fixtures.bytes(length, 0x41))
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt32(body.readableBytes))
+        buffer.writeBuffer(&body)
+        let decoded = try? Frame.read(from: &buffer, limits: limits)
+        #expect((decoded != nil) == (length <= FrameLimits.maximumCloseMessageBytes))
+    }
+
+    @Test func unknownCloseReasonIsStillAClose() throws {
+        var buffer = ByteBuffer(bytes: [0, 0, 0, 5, Frame.Kind.close.rawValue, 0x7f, 0x7f, 0, 0])
+        #expect(try Frame.read(from: &buffer, limits: limits) == .close(.init(reason: .internalError, message: "")))
+    }
+
+    @Test(arguments: [
+        [0, 0, 0, 1, 99] as [UInt8],                     // unknown type
+        [0, 0, 0, 2, 5, 0],                              // heartbeat with a body
+        [0, 0, 0, 2, 3, 9],                              // unknown invitation response
+        [0, 0, 0, 1, 3],                                 // truncated response
+        [0, 0, 0, 3, 6, 0, 0],                           // truncated close
+        [0, 0, 0, 10, 4] + Fixtures.bytes(9),            // truncated data header
+    ])
+    func malformedBodiesAreRejected(bytes: [UInt8]) {
+        var buffer = ByteBuffer(bytes: bytes)
+        let error = #expect(throws: PeerMeshError.self) { try Frame.read(from: &buffer, limits: limits) }
+        #expect(error?.code == .protocolViolation)
+    }
+
+    @Test(arguments: [(UInt8(2), UInt8(0)), (0, 2), (0, 0x81)])
+    func unknownDataModeOrFlagsAreRejected(mode: UInt8, flags: UInt8) {
+        var body = ByteBuffer()
+        body.writeInteger(Frame.Kind.data.rawValue)
+        body.writeBytes(Fixtures.bytes(64))
+        body.writeInteger(mode)
+        body.writeInteger(flags)
+        body.writeInteger(UInt64(1))
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt32(body.readableBytes))
+        buffer.writeBuffer(&body)
+        #expect(throws: PeerMeshError.self) { try Frame.read(from: &buffer, limits: limits) }
+    }
+}
+
+extension Frame: CustomTestStringConvertible {
+    public var testDescription: String { "\(kind)" }
+}

@@ -1,0 +1,376 @@
+import Crypto
+import NIOCore
+import Testing
+@testable import PeerMeshCore
+
+/// Two link machines back to back, with every frame really encoded and decoded between them (the pure analogue of
+/// swift-nio-ssh's two `EmbeddedChannel`s). Questions to the app are answered by the policies.
+struct LinkPair {
+    enum Side { case connector, acceptor }
+    var connector: LinkStateMachine
+    var acceptor: LinkStateMachine
+    var now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    var connectorVerdict: Bool? = true
+    var acceptorVerdict: Bool? = true
+    var decision: LinkStateMachine.InvitationDecision? = .accept
+    /// Whether TLS is negotiated and which keys TLS "authenticated" (nil: the real ones).
+    var tlsKeyForConnector: [UInt8]?
+    var tlsKeyForAcceptor: [UInt8]?
+    private(set) var log: [(Side, LinkStateMachine.Action)] = []
+    let connectorIdentity: LocalIdentity
+    let acceptorIdentity: LocalIdentity
+
+    static let configuration = LinkConfiguration(
+        encryption: .required, limits: .default, maximumMessageSize: 1 << 20, heartbeatInterval: .seconds(1),
+        livenessTimeout: .seconds(4), handshakeTimeout: .seconds(5), maximumInvitationTimeout: .seconds(60)
+    )
+
+    init(connectorEncryption: EncryptionPreference = .required, acceptorEncryption: EncryptionPreference = .required,
+         expectedPeer: ((LocalIdentity) -> PeerID?)? = nil, invitationTimeout: UInt32 = 10_000) {
+        connectorIdentity = Fixtures.identity("connector")
+        acceptorIdentity = Fixtures.identity("acceptor")
+        var c = Self.configuration, a = Self.configuration
+        c.encryption = connectorEncryption
+        a.encryption = acceptorEncryption
+        connector = .connector(identity: connectorIdentity, configuration: c, nonce: Fixtures.bytes(32, 1),
+                               expectedPeer: expectedPeer?(acceptorIdentity) ?? acceptorIdentity.peerID,
+                               invitation: .init(timeoutMilliseconds: invitationTimeout, context: [9]), now: now)
+        acceptor = .acceptor(identity: acceptorIdentity, configuration: a, nonce: Fixtures.bytes(32, 2), now: now)
+    }
+
+    private var tlsStarted: Set<String> = []
+
+    mutating func start() {
+        let c = connector.start(now: now)
+        let a = acceptor.start(now: now)
+        perform(.connector, c)
+        run(.acceptor, a)
+    }
+
+    mutating func advance(by amount: TimeAmount) {
+        now = now + amount
+        let c = connector.tick(now: now)
+        let a = acceptor.tick(now: now)
+        perform(.connector, c)
+        run(.acceptor, a)
+    }
+
+    /// What travels to a side: bytes on the wire (FIFO per direction, as TCP keeps them) or a TLS completion.
+    private enum Delivery {
+        case preamble(Result<Preamble, PeerMeshError>)
+        case frame(Frame)
+        case tlsEstablished([UInt8])
+    }
+    private var inFlight: [(Side, Delivery)] = []
+
+    /// Performs `actions` of `side`, then delivers everything in flight, in order, until the pair is quiet.
+    mutating func run(_ side: Side, _ actions: [LinkStateMachine.Action]) {
+        perform(side, actions)
+        while !inFlight.isEmpty {
+            let (target, delivery) = inFlight.removeFirst()
+            let now = self.now
+            let actions: [LinkStateMachine.Action] = switch delivery {
+            case .preamble(let result): update(target) { $0.preambleReceived(result, now: now) }
+            case .frame(let frame): update(target) { $0.frameReceived(frame, now: now) }
+            case .tlsEstablished(let key): update(target) { $0.tlsEstablished(peerPublicKeyDER: key, now: now) }
+            }
+            perform(target, actions)
+        }
+    }
+
+    private mutating func perform(_ side: Side, _ actions: [LinkStateMachine.Action]) {
+        let other: Side = side == .connector ? .acceptor : .connector
+        let now = self.now
+        for action in actions {
+            log.append((side, action))
+            switch action {
+            case .sendPreamble(let preamble):
+                var bytes = ByteBuffer()
+                preamble.write(into: &bytes)
+                inFlight.append((other, .preamble(Result { () throws(PeerMeshError) in try Preamble.read(from: &bytes)! })))
+            case .startTLS:
+                // The handshake can only finish once both sides have started TLS.
+                tlsStarted.insert("\(side)")
+                guard tlsStarted.count == 2 else { break }
+                inFlight.append((.connector, .tlsEstablished(tlsKeyForConnector ?? Array(acceptorIdentity.privateKey.publicKey.derRepresentation))))
+                inFlight.append((.acceptor, .tlsEstablished(tlsKeyForAcceptor ?? Array(connectorIdentity.privateKey.publicKey.derRepresentation))))
+            case .send(let frame):
+                var bytes = ByteBuffer()
+                frame.write(into: &bytes)
+                inFlight.append((other, .frame(try! Frame.read(from: &bytes, limits: .default)!)))
+            case .askCertificate:
+                if let verdict = side == .connector ? connectorVerdict : acceptorVerdict {
+                    perform(side, update(side) { $0.certificateVerdict(accepted: verdict, now: now) })
+                }
+            case .deliverInvitation:
+                if let decision { perform(side, update(side) { $0.invitationDecision(decision, now: now) }) }
+            case .connected, .deliver, .close:
+                break
+            }
+        }
+    }
+
+    private mutating func update(_ side: Side, _ input: (inout LinkStateMachine) -> [LinkStateMachine.Action]) -> [LinkStateMachine.Action] {
+        side == .connector ? input(&connector) : input(&acceptor)
+    }
+
+    func closeReason(_ side: Side) -> PeerMeshError?? {
+        for (s, action) in log where s == side { if case .close(let reason) = action { return .some(reason) } }
+        return nil
+    }
+
+    func connected(_ side: Side) -> PeerID? {
+        for (s, action) in log where s == side { if case .connected(let peer) = action { return peer } }
+        return nil
+    }
+
+    func delivered(_ side: Side) -> [ByteBuffer] {
+        log.compactMap { s, action in if s == side, case .deliver(let m, _, _) = action { m } else { nil } }
+    }
+}
+
+@Suite("Link state machine")
+struct LinkStateMachineTests {
+    @Test func happyPathConnectsBothSides() {
+        var pair = LinkPair()
+        pair.start()
+        #expect(pair.connected(.connector) == pair.acceptorIdentity.peerID)
+        #expect(pair.connected(.acceptor) == pair.connectorIdentity.peerID)
+        #expect(pair.connector.isConnected && pair.acceptor.isConnected)
+        let invitations = pair.log.compactMap { if case .deliverInvitation(let p, let c, _) = $0.1 { (p.peerID, c) } else { nil } }
+        #expect(invitations.count == 1)
+        #expect(invitations.first?.0 == pair.connectorIdentity.peerID)
+        #expect(invitations.first?.1 == [9])
+    }
+
+    @Test func orderFollowsMultipeerConnectivity() {
+        var pair = LinkPair()
+        pair.start()
+        let steps = pair.log.compactMap { side, action -> String? in
+            switch action {
+            case .askCertificate: "\(side) asks certificate"
+            case .deliverInvitation: "\(side) gets invitation"
+            case .connected: "\(side) connected"
+            default: nil
+            }
+        }
+        #expect(steps == ["connector asks certificate", "acceptor gets invitation", "acceptor asks certificate",
+                          "acceptor connected", "connector connected"])
+    }
+
+    @Test func messagesFlowBothWaysOnceConnected() throws {
+        var pair = LinkPair()
+        pair.start()
+        for text in ["a", "bb", String(repeating: "c", count: 200_000)] {
+            let frames = try pair.connector.sendMessage(ByteBuffer(string: text), mode: .reliable, now: pair.now)
+            pair.run(.connector, frames.map { .send($0) })
+        }
+        #expect(pair.delivered(.acceptor).map { String(buffer: $0) }.map(\.count) == [1, 2, 200_000])
+        let back = try pair.acceptor.sendMessage(ByteBuffer(string: "back"), mode: .unreliable, now: pair.now)
+        pair.run(.acceptor, back.map { .send($0) })
+        #expect(pair.delivered(.connector).map { String(buffer: $0) } == ["back"])
+    }
+
+    @Test func sendingBeforeConnectedThrows() {
+        var pair = LinkPair()
+        #expect(throws: PeerMeshError.self) { try pair.connector.sendMessage(ByteBuffer(), mode: .reliable, now: pair.now) }
+    }
+
+    @Test(arguments: [(LinkStateMachine.InvitationDecision.decline, PeerMeshError.Code.invitationDeclined),
+                      (.sessionFull, .sessionFull)])
+    func refusedInvitations(decision: LinkStateMachine.InvitationDecision, code: PeerMeshError.Code) {
+        var pair = LinkPair()
+        pair.decision = decision
+        pair.start()
+        #expect(pair.closeReason(.connector)??.code == code)
+        #expect(pair.connected(.connector) == nil && pair.connected(.acceptor) == nil)
+    }
+
+    @Test func connectorRejectsCertificateBeforeInviting() {
+        var pair = LinkPair()
+        pair.connectorVerdict = false
+        pair.start()
+        #expect(pair.closeReason(.connector)??.code == .certificateRejected)
+        #expect(pair.closeReason(.acceptor)??.code == .certificateRejected)
+        #expect(!pair.log.contains { if case .deliverInvitation = $0.1 { true } else { false } })
+    }
+
+    @Test func acceptorRejectsCertificateAfterAccepting() {
+        var pair = LinkPair()
+        pair.acceptorVerdict = false
+        pair.start()
+        #expect(pair.closeReason(.connector)??.code == .certificateRejected)
+        #expect(pair.connected(.acceptor) == nil)
+    }
+
+    @Test func unansweredCertificateQuestionRejectsAtTheInvitationTimeout() {
+        var pair = LinkPair(invitationTimeout: 2_000)
+        pair.connectorVerdict = nil
+        pair.start()
+        pair.advance(by: .milliseconds(1_999))
+        #expect(pair.closeReason(.connector) == nil)
+        pair.advance(by: .milliseconds(1))
+        #expect(pair.closeReason(.connector)??.code == .invitationTimedOut)
+        #expect(pair.closeReason(.acceptor)??.code == .invitationTimedOut)
+        // A verdict after the deadline changes nothing.
+        pair.run(.connector, pair.connector.certificateVerdict(accepted: true, now: pair.now))
+        #expect(pair.connected(.connector) == nil)
+    }
+
+    @Test func unansweredInvitationExpiresOnBothSides() {
+        var pair = LinkPair(invitationTimeout: 3_000)
+        pair.decision = nil
+        pair.start()
+        pair.advance(by: .seconds(3))
+        #expect(pair.closeReason(.acceptor)??.code == .invitationTimedOut)
+        #expect(pair.closeReason(.connector)??.code == .invitationTimedOut)
+        #expect(pair.acceptor.invitationDecision(.accept, now: pair.now).isEmpty)
+    }
+
+    @Test func inviteeCapsTheInvitationTimeout() {
+        var pair = LinkPair(invitationTimeout: UInt32.max)
+        pair.decision = nil
+        pair.start()
+        pair.advance(by: LinkPair.configuration.maximumInvitationTimeout)
+        #expect(pair.closeReason(.acceptor)??.code == .invitationTimedOut)
+    }
+
+    @Test func acceptorClosesAConnectionThatNeverInvites() {
+        var acceptor = LinkStateMachine.acceptor(identity: Fixtures.identity("a"), configuration: LinkPair.configuration, nonce: Fixtures.bytes(32), now: .uptimeNanoseconds(0))
+        _ = acceptor.start(now: .uptimeNanoseconds(0))
+        let actions = acceptor.tick(now: .uptimeNanoseconds(0) + LinkPair.configuration.handshakeTimeout)
+        #expect(actions == [.close(reason: PeerMeshError(.invitationTimedOut, "The peer did not finish the handshake in time; the link was closed."))])
+    }
+
+    @Test(arguments: [(EncryptionPreference.required, EncryptionPreference.none), (.none, .required)])
+    func encryptionMismatchClosesBothSides(c: EncryptionPreference, a: EncryptionPreference) {
+        var pair = LinkPair(connectorEncryption: c, acceptorEncryption: a)
+        pair.start()
+        #expect(pair.closeReason(.connector)??.code == .encryptionMismatch)
+        #expect(pair.closeReason(.acceptor)??.code == .encryptionMismatch)
+    }
+
+    @Test func plaintextNeverStartsTLS() {
+        var pair = LinkPair(connectorEncryption: .optional, acceptorEncryption: .none)
+        pair.start()
+        #expect(!pair.log.contains { if case .startTLS = $0.1 { true } else { false } })
+        #expect(pair.connector.isConnected)
+    }
+
+    @Test func helloWhoseKeyDiffersFromTheTLSKeyIsRefused() {
+        var pair = LinkPair()
+        pair.tlsKeyForAcceptor = Array(P256.Signing.PrivateKey().publicKey.derRepresentation)
+        pair.start()
+        #expect(pair.closeReason(.acceptor)??.code == .peerIDMismatch)
+        #expect(pair.closeReason(.connector)??.code == .peerIDMismatch)
+    }
+
+    @Test func pinnedPeerMismatchIsRefused() {
+        var pair = LinkPair(expectedPeer: { _ in Fixtures.identity("acceptor").peerID })
+        pair.start()
+        #expect(pair.closeReason(.connector)??.code == .peerIDMismatch)
+    }
+
+    @Test func helloCannotBeReplayedOntoAnotherConnection() throws {
+        let identity = Fixtures.identity("x")
+        let hello = try HelloTranscript.makeHello(identity: identity, role: .connector, ownNonce: Fixtures.bytes(32, 1), peerNonce: Fixtures.bytes(32, 2))
+        #expect(throws: Never.self) {
+            try HelloTranscript.verify(hello, senderRole: .connector, senderNonce: Fixtures.bytes(32, 1), receiverNonce: Fixtures.bytes(32, 2), tlsPublicKeyDER: nil, expectedPeer: nil)
+        }
+        for (role, sender, receiver) in [(LinkRole.acceptor, 1, 2), (.connector, 3, 2), (.connector, 1, 3)] as [(LinkRole, UInt8, UInt8)] {
+            let error = #expect(throws: PeerMeshError.self) {
+                try HelloTranscript.verify(hello, senderRole: role, senderNonce: Fixtures.bytes(32, sender), receiverNonce: Fixtures.bytes(32, receiver), tlsPublicKeyDER: nil, expectedPeer: nil)
+            }
+            #expect(error?.code == .peerIDMismatch)
+        }
+        var renamed = hello
+        renamed.displayName = "y"
+        #expect(throws: PeerMeshError.self) {
+            try HelloTranscript.verify(renamed, senderRole: .connector, senderNonce: Fixtures.bytes(32, 1), receiverNonce: Fixtures.bytes(32, 2), tlsPublicKeyDER: nil, expectedPeer: nil)
+        }
+    }
+
+    @Test func dataBeforeAcceptanceIsDiscarded() {
+        var pair = LinkPair()
+        pair.decision = nil
+        pair.start()
+        let early = Frame.data(.init(source: pair.connectorIdentity.peerID.keyID, destination: pair.acceptorIdentity.peerID.keyID,
+                                     mode: .reliable, flags: 1, sequence: 0, payload: ByteBuffer(string: "sneaky")))
+        let actions = pair.acceptor.frameReceived(early, now: pair.now)
+        #expect(actions.isEmpty)
+        #expect(pair.acceptor.framesDiscardedBeforeAcceptance == 1)
+        pair.run(.acceptor, pair.acceptor.invitationDecision(.accept, now: pair.now))
+        #expect(pair.delivered(.acceptor).isEmpty)
+    }
+
+    @Test(arguments: [Frame.hello(.init(displayName: "x", certificateDER: [1], signature: Fixtures.bytes(64))),
+                      .invitation(.init(timeoutMilliseconds: 1, context: [])), .invitationResponse(.accepted)])
+    func handshakeFramesAfterConnectingAreViolations(frame: Frame) {
+        var pair = LinkPair()
+        pair.start()
+        let actions = pair.acceptor.frameReceived(frame, now: pair.now)
+        guard case .close(let reason)? = actions.last else {
+            Issue.record("expected a close")
+            return
+        }
+        #expect(reason?.code == .protocolViolation)
+        #expect(actions.first == .send(.close(.init(reason: .protocolViolation, message: reason!.message))))
+    }
+
+    @Test func dataNamingSomeoneElseIsAViolation() {
+        var pair = LinkPair()
+        pair.start()
+        let forged = Frame.data(.init(source: Fixtures.bytes(32, 9), destination: pair.acceptorIdentity.peerID.keyID,
+                                      mode: .reliable, flags: 1, sequence: 0, payload: ByteBuffer()))
+        #expect(pair.acceptor.frameReceived(forged, now: pair.now).last.map { if case .close = $0 { true } else { false } } == true)
+    }
+
+    @Test func heartbeatsKeepALinkAliveAndSilenceEndsIt() {
+        var pair = LinkPair()
+        pair.start()
+        for _ in 0..<10 { pair.advance(by: .seconds(1)) }   // both sides heartbeat each other
+        #expect(pair.connector.isConnected && pair.acceptor.isConnected)
+        #expect(pair.log.contains { if case .send(.heartbeat) = $0.1 { true } else { false } })
+        // Now the acceptor falls silent: the connector notices after the liveness timeout.
+        var connector = pair.connector
+        let start = pair.now
+        var reason: PeerMeshError?
+        var elapsed = TimeAmount.zero
+        while reason == nil, elapsed <= .seconds(5) {
+            elapsed = elapsed + .milliseconds(100)
+            for case .close(let r) in connector.tick(now: start + elapsed) { reason = r }
+        }
+        #expect(reason?.code == .livenessTimeout)
+        #expect(elapsed == LinkPair.configuration.livenessTimeout)
+    }
+
+    @Test func peerCloseReasonsMapToErrors() {
+        for (wire, code) in [(Frame.Close.Reason.goodbye, PeerMeshError.Code.peerDisconnected), (.certificateRejected, .certificateRejected),
+                             (.protocolViolation, .protocolViolation), (.internalError, .connectionClosed)] {
+            var pair = LinkPair()
+            pair.start()
+            let actions = pair.connector.frameReceived(.close(.init(reason: wire, message: "m")), now: pair.now)
+            #expect(actions.count == 1)
+            if case .close(let reason)? = actions.first { #expect(reason?.code == code) } else { Issue.record("no close") }
+        }
+    }
+
+    @Test func leavingSendsGoodbyeAndLaterInputIsIgnored() {
+        var pair = LinkPair()
+        pair.start()
+        let actions = pair.connector.closeRequested()
+        #expect(actions == [.send(.close(.init(reason: .goodbye, message: "leaving the session"))), .close(reason: nil)])
+        #expect(pair.connector.frameReceived(.heartbeat, now: pair.now).isEmpty)
+        #expect(pair.connector.closeRequested().isEmpty)
+        #expect(pair.connector.connectionClosed() == nil)
+    }
+
+    @Test func connectionLossIsReportedOnceWithTheRightReason() {
+        var pair = LinkPair()
+        pair.start()
+        #expect(pair.acceptor.connectionClosed()?.code == .peerDisconnected)
+        #expect(pair.acceptor.connectionClosed() == nil)
+        var fresh = LinkPair()
+        #expect(fresh.connector.connectionClosed()?.code == .connectionClosed)
+    }
+}
