@@ -31,12 +31,17 @@ public final class Session: Sendable {
     public var connectedPeers: [PeerID] { roster.withLockedValue { $0 } }
 
     /// Creates a session. Nothing listens until `start()` or `connectionData()`.
-    public init(identity: Identity, encryption: EncryptionPreference = .required, configuration: Configuration = .init()) throws(PeerMeshError) {
+    public convenience init(identity: Identity, encryption: EncryptionPreference = .required, configuration: Configuration = .init()) throws(PeerMeshError) {
+        try self.init(identity: identity, encryption: encryption, configuration: configuration, tlsIdentity: identity)
+    }
+
+    /// `tlsIdentity` differs from `identity` only in tests that impersonate a peer whose TLS key and Hello disagree.
+    init(identity: Identity, encryption: EncryptionPreference, configuration: Configuration, tlsIdentity: Identity) throws(PeerMeshError) {
         self.identity = identity
         self.encryption = encryption
         self.configuration = try configuration.validated()
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let tls = try TLSContexts(identity: identity.local)
+        let tls = try TLSContexts(identity: tlsIdentity.local)
         let readingSwitch = NIOLockedValueBox<SessionCore?>(nil)
         let produced = SessionEvents.Producer.makeSequence(
             backPressureStrategy: .init(lowWatermark: 64, highWatermark: 256),

@@ -126,15 +126,8 @@ public struct LinkStateMachine: Sendable {
         self.lastSent = now
     }
 
-    /// The verified peer, once its Hello checked out.
-    public var peer: VerifiedPeer? {
-        switch state {
-        case .judgingCertificate(let p), .awaitingResponse(let p), .awaitingInvitation(let p),
-             .awaitingAppDecision(let p), .judgingCertificateAfterAccept(let p), .connected(let p, _):
-            p
-        default: nil
-        }
-    }
+    /// The verified peer, once its Hello checked out (kept after the link closes, to report who left).
+    public private(set) var peer: VerifiedPeer?
 
     /// Whether the peer is a session member on this link.
     public var isConnected: Bool {
@@ -208,6 +201,7 @@ public struct LinkStateMachine: Sendable {
             } catch {
                 return fail(error, tellPeer: true)
             }
+            peer = verified
             switch role {
             case .connector:
                 state = .judgingCertificate(verified)

@@ -71,12 +71,14 @@ final class TestPeer: Sendable {
         encryption: EncryptionPreference = .required,
         policy: InvitationPolicy = .accept,
         consume: Bool = true,
+        tlsIdentity: Identity? = nil,
         configure: (inout Session.Configuration) -> Void = { _ in }
     ) throws {
         var configuration = Session.Configuration()
         configuration.listenHost = "127.0.0.1"
         configure(&configuration)
-        session = try Session(identity: try Identity.generate(displayName: name), encryption: encryption, configuration: configuration)
+        let identity = try Identity.generate(displayName: name)
+        session = try Session(identity: identity, encryption: encryption, configuration: configuration, tlsIdentity: tlsIdentity ?? identity)
         consumer = consume ? Self.startConsuming(session: session, log: log, policy: policy) : nil
     }
 
