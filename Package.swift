@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "PeerMesh", targets: ["PeerMesh"]),
+        .library(name: "PeerMeshCore", targets: ["PeerMeshCore"]),
         .executable(name: "peermesh", targets: ["peermesh"]),
     ],
     dependencies: [
