@@ -9,7 +9,8 @@ final class TransferCenter: @unchecked Sendable {
     /// Payload bytes per chunk frame.
     static let chunkSize = 64 * 1024
 
-    private unowned let core: SessionCore
+    /// Weak: file I/O completions and resume timers may outlive a session that was dropped.
+    private weak var core: SessionCore?
     private let loop: EventLoop
     private let me: PeerID
     private let configuration: Session.Configuration
@@ -22,7 +23,7 @@ final class TransferCenter: @unchecked Sendable {
     /// Chunk payload bytes handed to links (tests compare it with file sizes to see what a resume re-sent).
     private(set) var chunkBytesSent: UInt64 = 0
 
-    init(core: SessionCore, loop: EventLoop, me: PeerID, configuration: Session.Configuration) {
+    init(core: SessionCore?, loop: EventLoop, me: PeerID, configuration: Session.Configuration) {
         self.core = core
         self.loop = loop
         self.me = me
@@ -35,7 +36,7 @@ final class TransferCenter: @unchecked Sendable {
 
     private func send(_ id: UInt64, to peer: PeerID, _ body: TransferFrame.Body, on queue: OutboundQueue = .control,
                       promise: EventLoopPromise<Void>? = nil) {
-        guard let link = core.memberLink(peer) else {
+        guard let link = core?.memberLink(peer) else {
             promise?.fail(PeerMeshError(.notConnected, "\(peer) is not connected."))
             return
         }
@@ -55,7 +56,7 @@ final class TransferCenter: @unchecked Sendable {
 
     func sendResource(_ source: FileSource, name: String, to peer: PeerID, progress: Progress,
                       completion: @escaping @Sendable (PeerMeshError?) -> Void) {
-        guard core.memberLink(peer) != nil else {
+        guard core?.memberLink(peer) != nil else {
             return completion(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
         }
         guard outgoing.values.filter({ $0.peer == peer }).count < configuration.maximumConcurrentTransfers else {
@@ -122,7 +123,7 @@ final class TransferCenter: @unchecked Sendable {
                 transfer.completion(nil)
             case .fail(let error, let tell):
                 finish(transfer)
-                if let tell, let link = core.memberLink(transfer.peer) {
+                if let tell, let link = core?.memberLink(transfer.peer) {
                     link.purge(transfer: transfer.id, error: error)
                     link.enqueue(frame(transfer.id, transfer.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control)
                 }
@@ -138,7 +139,7 @@ final class TransferCenter: @unchecked Sendable {
     }
 
     private func sendChunks(of transfer: OutgoingResource, _ block: ByteBuffer, at offset: UInt64) {
-        guard let link = core.memberLink(transfer.peer) else { return }
+        guard let link = core?.memberLink(transfer.peer) else { return }
         var rest = block
         var position = offset
         while rest.readableBytes > 0 {
@@ -187,7 +188,7 @@ final class TransferCenter: @unchecked Sendable {
     }
 
     private func startIncoming(_ key: TransferKey, name: String, size: UInt64, sink: FileSink, offset: UInt64) {
-        guard core.memberLink(key.peer) != nil, incoming[key] == nil else {
+        guard core?.memberLink(key.peer) != nil, incoming[key] == nil else {
             sink.queue.async { sink.discard() }
             return
         }
@@ -200,7 +201,7 @@ final class TransferCenter: @unchecked Sendable {
             }
         }
         send(key.id, to: key.peer, .accept(offset: offset, window: transfer.machine.windowSize))
-        core.emit(.resourceStarted(name: transfer.name, from: key.peer, progress: transfer.progress))
+        core?.emit(.resourceStarted(name: transfer.name, from: key.peer, progress: transfer.progress))
     }
 
     private func perform(_ transfer: IncomingResource, _ actions: [ResourceReceiver.Action]) {
@@ -247,13 +248,13 @@ final class TransferCenter: @unchecked Sendable {
                 incoming[key] = nil
                 transfer.progress.cancellationHandler = nil
                 send(key.id, to: key.peer, .done)
-                core.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .success(transfer.url!)))
+                core?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .success(transfer.url!)))
             case .fail(let error, let tell):
                 incoming[key] = nil
                 transfer.progress.cancellationHandler = nil
                 if let tell { reject(key, tell, error.message) }
                 sink.queue.async { sink.discard() }
-                core.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .failure(error)))
+                core?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .failure(error)))
             }
         }
     }
@@ -261,7 +262,7 @@ final class TransferCenter: @unchecked Sendable {
     // MARK: Streams we write
 
     func startStream(name: String, to peer: PeerID, promise: EventLoopPromise<UInt64>, ended: @escaping @Sendable (PeerMeshError) -> Void) {
-        guard core.memberLink(peer) != nil else {
+        guard core?.memberLink(peer) != nil else {
             return promise.fail(PeerMeshError(.notConnected, "\(peer) is not connected; no stream was opened."))
         }
         guard outStreams.values.filter({ $0.peer == peer }).count < configuration.maximumConcurrentStreams else {
@@ -296,7 +297,7 @@ final class TransferCenter: @unchecked Sendable {
     }
 
     private func pump(_ stream: OutgoingStream) {
-        guard stream.opened == nil, let link = core.memberLink(stream.peer) else { return }
+        guard stream.opened == nil, let link = core?.memberLink(stream.peer) else { return }
         while let first = stream.pending.first {
             var bytes = first.bytes
             if bytes.readableBytes > 0 {
@@ -321,7 +322,7 @@ final class TransferCenter: @unchecked Sendable {
 
     private func end(_ stream: OutgoingStream, _ error: PeerMeshError, tell: TransferResetReason?) {
         outStreams[stream.id] = nil
-        if let link = core.memberLink(stream.peer) {
+        if let link = core?.memberLink(stream.peer) {
             link.purge(transfer: stream.id, error: error)
             if let tell { link.enqueue(frame(stream.id, stream.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control) }
         }
@@ -347,7 +348,7 @@ final class TransferCenter: @unchecked Sendable {
         let stream = IncomingStream(bytes: bytes, window: configuration.streamWindow)
         inStreams[key] = stream
         send(key.id, to: key.peer, .accept(offset: 0, window: stream.window.size))
-        core.emit(.streamOpened(name: name, from: key.peer, bytes: bytes))
+        core?.emit(.streamOpened(name: name, from: key.peer, bytes: bytes))
     }
 
     private func streamConsumed(_ key: TransferKey, _ count: Int) {
@@ -462,7 +463,7 @@ final class TransferCenter: @unchecked Sendable {
                 sink.queue.async { sink.discard() }
             }
             partials[key] = PartialResource(rawName: transfer.rawName, size: transfer.machine.size, sink: sink, expiry: expiry)
-            core.emit(.resourceFinished(name: transfer.name, from: peer, result: .failure(PeerMeshError(
+            core?.emit(.resourceFinished(name: transfer.name, from: peer, result: .failure(PeerMeshError(
                 .peerDisconnected,
                 "The sender left before the file was complete; if it reconnects within the resume window the transfer resumes and is reported again."
             ))))

@@ -1,0 +1,108 @@
+import Crypto
+import Foundation
+import Testing
+@testable import PeerMesh
+
+/// A unique scratch directory for one test, removed by `remove()`.
+struct Scratch {
+    let base: URL
+    var receiving: URL { base.appendingPathComponent("received", isDirectory: true) }
+
+    init() throws {
+        base = FileManager.default.temporaryDirectory.appendingPathComponent("pm-transfer-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+    }
+
+    /// Writes `size` pseudo-random bytes (a fast xorshift, different per seed) in 1 MiB blocks; returns the file
+    /// and its SHA-256.
+    func file(_ name: String, size: Int, seed: UInt64 = 0x9e37_79b9_7f4a_7c15) throws -> (URL, [UInt8]) {
+        let url = base.appendingPathComponent(name)
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var state = seed | 1
+        var hasher = SHA256()
+        var remaining = size
+        while remaining > 0 {
+            let count = min(remaining, 1 << 20)
+            var block = [UInt8](repeating: 0, count: count)
+            block.withUnsafeMutableBytes { raw in
+                var index = 0
+                while index < count {
+                    state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                    var word = state
+                    let take = min(8, count - index)
+                    withUnsafeBytes(of: &word) { raw.baseAddress!.advanced(by: index).copyMemory(from: $0.baseAddress!, byteCount: take) }
+                    index += take
+                }
+            }
+            hasher.update(data: block)
+            try handle.write(contentsOf: block)
+            remaining -= count
+        }
+        return (url, Array(hasher.finalize()))
+    }
+
+    /// The visible files in the receiving directory (partial files live in a hidden subdirectory).
+    var received: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: receiving.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    /// Files left in the hidden partial directory.
+    var partials: [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: receiving.appendingPathComponent(".peermesh-partial").path)) ?? []
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: base) }
+}
+
+func sha256(of url: URL) throws -> [UInt8] {
+    Array(SHA256.hash(data: try Data(contentsOf: url)))
+}
+
+extension TestPeer {
+    /// A test peer whose received resources go to `scratch`.
+    convenience init(_ name: String, scratch: Scratch, configure: (inout Session.Configuration) -> Void = { _ in }) throws {
+        try self.init(name) { configuration in
+            configuration.receivingDirectory = scratch.receiving
+            configure(&configuration)
+        }
+    }
+
+    /// Waits for the `index`-th (from 0) `resourceFinished` of `name`.
+    func finished(_ name: String, index: Int = 0, timeout: Duration = .seconds(30)) async -> Result<URL, PeerMeshError>? {
+        var found: Result<URL, PeerMeshError>?
+        _ = await eventually(timeout: timeout) {
+            let results = await log.events.compactMap { event -> Result<URL, PeerMeshError>? in
+                if case .resourceFinished(let n, _, let result) = event, n == name { return result }
+                return nil
+            }
+            found = results.count > index ? results[index] : nil
+            return found != nil
+        }
+        return found
+    }
+
+    /// Waits for the `resourceStarted` of `name` and returns its progress.
+    func started(_ name: String, timeout: Duration = .seconds(30)) async -> Progress? {
+        let event = await log.first(timeout: timeout) { if case .resourceStarted(let n, _, _) = $0 { n == name } else { false } }
+        if case .resourceStarted(_, _, let progress)? = event { return progress }
+        return nil
+    }
+
+    /// Connected sender → receiver pair helper: `self` connects to `other` and both see it.
+    func join(_ other: TestPeer) async throws {
+        try await connect(to: other)
+        await other.waitFor(peerID, \.isConnected)
+    }
+}
+
+/// Polls `condition` every few milliseconds until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return await condition()
+}
