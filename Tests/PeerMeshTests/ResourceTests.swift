@@ -75,14 +75,18 @@ struct ResourceTests {
         let receiver = try TestPeer("receiver", scratch: scratch) { $0.resourceWindow = UInt32(Self.chunk) }
         let sender = try TestPeer("sender")
         try await sender.join(receiver)
-        let (url, _) = try scratch.file("x.bin", size: 64 << 20)
+        let url = try scratch.sparseFile("x.bin", size: 64 << 20)
         let outcome = TestBox<PeerMeshError??>(nil)
-        let sending = sender.session.sendResource(at: url, name: "x.bin", to: receiver.peerID) { error in outcome.update { $0 = .some(error) } }
+        let stoppedAt = TestBox<ContinuousClock.Instant?>(nil)
+        let sending = sender.session.sendResource(at: url, name: "x.bin", to: receiver.peerID) { error in
+            stoppedAt.update { $0 = .now }
+            outcome.update { $0 = .some(error) }
+        }
         guard let receiving = await receiver.started("x.bin") else { Issue.record("never started"); return }
         let cancelledAt = ContinuousClock.now
         (fromSender ? sending : receiving).cancel()
         #expect(await eventually(timeout: .seconds(5)) { outcome.value != nil })
-        let senderStopped = ContinuousClock.now - cancelledAt
+        let senderStopped = stoppedAt.value! - cancelledAt
         guard case .failure(let error)? = await receiver.finished("x.bin", timeout: .seconds(5)) else { Issue.record("receiver saw no failure"); return }
         let receiverStopped = ContinuousClock.now - cancelledAt
         #expect(outcome.value??.code == .cancelled)
@@ -157,7 +161,7 @@ struct ResourceTests {
         }
         let sender = try TestPeer("sender") { $0.maximumConcurrentTransfers = 2 }
         try await sender.join(receiver)
-        let (url, _) = try scratch.file("l.bin", size: 32 << 20)
+        let url = try scratch.sparseFile("l.bin", size: 32 << 20)
         let first = sender.session.sendResource(at: url, name: "one", to: receiver.peerID, completion: nil)
         let second = await peerMeshError { try await sender.session.sendResource(at: url, name: "two", to: receiver.peerID) }
         #expect(second?.code == .transferLimit, "the receiver's limit")
@@ -175,7 +179,7 @@ struct ResourceTests {
         let receiver = try TestPeer("receiver", scratch: scratch) { $0.resourceWindow = UInt32(Self.chunk) }
         let sender = try TestPeer("sender")
         try await sender.join(receiver)
-        let (url, _) = try scratch.file("s.bin", size: 32 << 20)
+        let url = try scratch.sparseFile("s.bin", size: 32 << 20)
         let outcome = TestBox<PeerMeshError??>(nil)
         sender.session.sendResource(at: url, name: "s.bin", to: receiver.peerID) { error in outcome.update { $0 = .some(error) } }
         if change == "append" {
@@ -206,7 +210,7 @@ struct ResourceTests {
         let receiver = try TestPeer("receiver", scratch: scratch)
         let sender = try TestPeer("sender")
         try await sender.join(receiver)
-        let (url, _) = try scratch.file("full.bin", size: 8 << 20)
+        let url = try scratch.sparseFile("full.bin", size: 8 << 20)
         let error = await peerMeshError { try await sender.session.sendResource(at: url, name: "full.bin", to: receiver.peerID) }
         #expect(error?.code == .diskFull)
         guard case .failure(let received)? = await receiver.finished("full.bin") else { Issue.record("receiver saw no failure"); return }
@@ -221,7 +225,7 @@ struct ResourceTests {
         defer { scratch.remove() }
         // A one-chunk window makes the sender wait for us after every chunk, so it cannot finish before the kill.
         let receiver = try TestPeer("receiver", scratch: scratch) { $0.resourceWindow = UInt32(Self.chunk) }
-        let (url, _) = try scratch.file("k.bin", size: 64 << 20)
+        let url = try scratch.sparseFile("k.bin", size: 64 << 20)
         let code = try await receiver.connectionData().encoded
         let process = try PeerProcess(arguments: ["connect", code, "--name", "doomed", "--send-file", url.path, "--stay"])
         defer { process.kill() }

@@ -13,34 +13,40 @@ struct Scratch {
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
     }
 
-    /// Writes `size` pseudo-random bytes (a fast xorshift, different per seed) in 1 MiB blocks; returns the file
-    /// and its SHA-256.
-    func file(_ name: String, size: Int, seed: UInt64 = 0x9e37_79b9_7f4a_7c15) throws -> (URL, [UInt8]) {
+    /// Writes `size` pseudo-random bytes (one random 1 MiB block per file, stamped with each block's index so no
+    /// two blocks are equal) and returns the file and its SHA-256. Cheap even in debug builds, so big-file tests
+    /// do not starve the parallel suite of CPU.
+    func file(_ name: String, size: Int, seed: UInt64 = 0) throws -> (URL, [UInt8]) {
         let url = base.appendingPathComponent(name)
         FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
-        var state = seed | 1
+        var generator = SystemRandomNumberGenerator()
+        var block = [UInt64](repeating: 0, count: (1 << 20) / 8)
+        for index in block.indices { block[index] = generator.next() ^ seed }
         var hasher = SHA256()
         var remaining = size
+        var blockIndex: UInt64 = 0
         while remaining > 0 {
+            block[0] = blockIndex
             let count = min(remaining, 1 << 20)
-            var block = [UInt8](repeating: 0, count: count)
-            block.withUnsafeMutableBytes { raw in
-                var index = 0
-                while index < count {
-                    state ^= state << 13; state ^= state >> 7; state ^= state << 17
-                    var word = state
-                    let take = min(8, count - index)
-                    withUnsafeBytes(of: &word) { raw.baseAddress!.advanced(by: index).copyMemory(from: $0.baseAddress!, byteCount: take) }
-                    index += take
-                }
-            }
-            hasher.update(data: block)
-            try handle.write(contentsOf: block)
+            let data = block.withUnsafeBytes { Data($0.prefix(count)) }
+            hasher.update(data: data)
+            try handle.write(contentsOf: data)
             remaining -= count
+            blockIndex += 1
         }
         return (url, Array(hasher.finalize()))
+    }
+
+    /// A sparse file of `size` zero bytes: free to create, for tests where the content does not matter.
+    func sparseFile(_ name: String, size: Int) throws -> URL {
+        let url = base.appendingPathComponent(name)
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.truncate(atOffset: UInt64(size))
+        try handle.close()
+        return url
     }
 
     /// The visible files in the receiving directory (partial files live in a hidden subdirectory).
