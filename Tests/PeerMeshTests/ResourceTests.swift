@@ -2,7 +2,9 @@ import Foundation
 import Testing
 @testable import PeerMesh
 
-@Suite("Resources")
+// Serialized: each test moves up to 64 MiB through TLS at full speed; run side by side they would starve the
+// time-sensitive liveness tests running in parallel on this 2-core machine of CPU.
+@Suite("Resources", .serialized)
 struct ResourceTests {
     static let chunk = TransferCenter.chunkSize
 
