@@ -67,6 +67,7 @@ let package = Package(
                 "PeerMeshCore",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
     ]

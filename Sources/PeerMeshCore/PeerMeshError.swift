@@ -58,6 +58,20 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let listenFailed = Code("listenFailed")
         /// A configuration value is out of range.
         public static let invalidConfiguration = Code("invalidConfiguration")
+        /// A transfer (resource or stream) was cancelled by us or by the peer.
+        public static let cancelled = Code("cancelled")
+        /// The receiver's disk is full; nothing partial was kept as complete.
+        public static let diskFull = Code("diskFull")
+        /// The file being sent changed, shrank or vanished during the send.
+        public static let sourceChanged = Code("sourceChanged")
+        /// Too many concurrent transfers with that peer (ours or its limit).
+        public static let transferLimit = Code("transferLimit")
+        /// The received file's SHA-256 did not match the sender's.
+        public static let hashMismatch = Code("hashMismatch")
+        /// A file could not be opened, read, written or moved into place.
+        public static let fileAccess = Code("fileAccess")
+        /// A transfer failed for another reason (see the message).
+        public static let transferFailed = Code("transferFailed")
     }
 
     /// What went wrong.

@@ -16,6 +16,14 @@ struct BenchCommand: AsyncParsableCommand {
         case discard = 0x44   // D: count it
         case echo = 0x45      // E: send it back
         case finish = 0x46    // F: reply with F once everything before it arrived
+        case report = 0x52    // R: (server → client) a resource arrived; the rest is "ok|error peak-RSS-kB"
+    }
+
+    /// This process's peak resident set size in KiB (`VmHWM` in /proc/self/status), or 0 if unknown.
+    static func peakRSSKiB() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
+        return Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 
     struct Serve: AsyncParsableCommand {
@@ -32,6 +40,8 @@ struct BenchCommand: AsyncParsableCommand {
             configuration.listenHost = "127.0.0.1"
             configuration.maximumPeers = 1024
             configuration.maximumPendingConnections = 256
+            configuration.receivingDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-\(getpid())")
+            defer { try? FileManager.default.removeItem(at: configuration.receivingDirectory) }
             let session = try Session(identity: try Identity.generate(displayName: "bench-server"), encryption: encryption.preference, configuration: configuration)
             let code = try await session.connectionData().encoded
             try Data((code + "\n").utf8).write(to: URL(fileURLWithPath: readyFile), options: .atomic)
@@ -44,6 +54,15 @@ struct BenchCommand: AsyncParsableCommand {
                     case .echo?, .finish?: try? await session.send(data, to: [peer])
                     default: break
                     }
+                case .resourceFinished(_, let peer, let result):
+                    // Report (and delete) at once: the benchmark measures transfer, not storage.
+                    var verdict = "ok"
+                    switch result {
+                    case .success(let url): try? FileManager.default.removeItem(at: url)
+                    case .failure(let error): verdict = "\(error.code)"
+                    }
+                    let report = Data([Kind.report.rawValue]) + Data("\(verdict) \(Int(BenchCommand.peakRSSKiB()))".utf8)
+                    try? await session.send(report, to: [peer])
                 default:
                     break
                 }
@@ -56,7 +75,7 @@ struct BenchCommand: AsyncParsableCommand {
             abstract: "Run one scenario against a bench server and print one JSON line. Exit 3: scenario not available yet."
         )
 
-        @Argument(help: "throughput | messages | rtt | invite (file, latency-under-load, relay, discovery, roster: not yet)")
+        @Argument(help: "throughput | messages | rtt | invite | file | latency-under-load (relay, discovery, roster: not yet)")
         var scenario: String
 
         @Option(help: "The server's ready file (its connection code).")
@@ -74,6 +93,9 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Encryption: required, optional or none.")
         var encryption: Encryption = .required
 
+        @Option(help: "Bytes in the file of the file and latency-under-load scenarios.")
+        var fileSize: Int = 1 << 30
+
         @Flag(help: "Print JSON (the only format; kept for the harness's command line).")
         var json = false
 
@@ -89,7 +111,11 @@ struct BenchCommand: AsyncParsableCommand {
                 result = try await roundTrips(to: data, identity: identity)
             case "invite":
                 result = try await invitations(to: data, identity: identity)
-            case "file", "latency-under-load", "relay", "discovery", "roster":
+            case "file":
+                result = try await file(to: data, identity: identity)
+            case "latency-under-load":
+                result = try await latencyUnderLoad(to: data, identity: identity)
+            case "relay", "discovery", "roster":
                 printError("scenario \(scenario) is not available yet")
                 throw ExitCode(3)
             default:
@@ -166,6 +192,91 @@ struct BenchCommand: AsyncParsableCommand {
             return ["p50_ms": Self.percentile(samples, 0.5), "mean_ms": samples.reduce(0, +) / Double(max(1, samples.count)), "count": Double(samples.count)]
         }
 
+        /// A scratch file of `fileSize` pseudo-random bytes (so nothing compresses or dedupes), removed by the caller.
+        private func makeFile() throws -> URL {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-file-\(getpid())")
+            FileManager.default.createFile(atPath: url.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            var block = [UInt8](repeating: 0, count: 1 << 20)
+            var state: UInt64 = 0x2545_f491_4f6c_dd1d
+            var remaining = fileSize
+            while remaining > 0 {
+                for index in stride(from: 0, to: block.count, by: 8) {
+                    state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                    block.withUnsafeMutableBytes { $0.storeBytes(of: state, toByteOffset: index, as: UInt64.self) }
+                }
+                let count = min(remaining, block.count)
+                try handle.write(contentsOf: block[0..<count])
+                remaining -= count
+            }
+            return url
+        }
+
+        /// Waits for the server's report on the resource we sent: its verdict and its peak RSS.
+        private static func report(_ events: inout SessionEvents.AsyncIterator) async -> (String, Double) {
+            while let event = await events.next() {
+                if case .received(let data, _) = event, data.first == Kind.report.rawValue {
+                    let words = String(decoding: data.dropFirst(), as: UTF8.self).split(separator: " ")
+                    return (String(words.first ?? "?"), Double(words.last ?? "0") ?? 0)
+                }
+            }
+            return ("disconnected", 0)
+        }
+
+        /// One `fileSize` file, hash-verified by the server: throughput and both sides' peak RSS.
+        private func file(to data: ConnectionData, identity: Identity) async throws -> [String: Double] {
+            let url = try makeFile()
+            defer { try? FileManager.default.removeItem(at: url) }
+            let client = try session(identity)
+            let peer = try await client.connect(using: data)
+            var events = client.events.makeAsyncIterator()
+            let start = ContinuousClock.now
+            try await client.sendResource(at: url, name: "bench.bin", to: peer)
+            let elapsed = (ContinuousClock.now - start).seconds
+            let (verdict, serverRSS) = await Self.report(&events)
+            await client.disconnect()
+            guard verdict == "ok" else { throw ValidationError("the server reported \(verdict)") }
+            return ["bytes": Double(fileSize), "seconds": elapsed, "bits_per_second": Double(fileSize) * 8 / elapsed,
+                    "client_peak_rss_kb": BenchCommand.peakRSSKiB(), "server_peak_rss_kb": serverRSS]
+        }
+
+        /// Small-message round trips, first idle, then while a `fileSize` file is in flight to the same peer.
+        private func latencyUnderLoad(to data: ConnectionData, identity: Identity) async throws -> [String: Double] {
+            let url = try makeFile()
+            defer { try? FileManager.default.removeItem(at: url) }
+            let client = try session(identity)
+            let peer = try await client.connect(using: data)
+            var events = client.events.makeAsyncIterator()
+            let probe = Data([Kind.echo.rawValue]) + Data(count: 63)
+            func roundTrip(_ events: inout SessionEvents.AsyncIterator) async throws -> Double {
+                let start = ContinuousClock.now
+                try await client.send(probe, to: [peer])
+                while let event = await events.next() {
+                    if case .received(let reply, _) = event, reply.first == Kind.echo.rawValue { break }
+                }
+                return (ContinuousClock.now - start).seconds * 1000
+            }
+            var idle: [Double] = []
+            for _ in 0..<200 { idle.append(try await roundTrip(&events)) }
+            let done = ManagedAtomicFlag()
+            let sending = Task {
+                defer { done.set() }
+                try await client.sendResource(at: url, name: "load.bin", to: peer)
+            }
+            var loaded: [Double] = []
+            while !done.isSet, loaded.count < count {
+                loaded.append(try await roundTrip(&events))
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await sending.value
+            await client.disconnect()
+            idle.sort(); loaded.sort()
+            return ["idle_p50_ms": Self.percentile(idle, 0.5), "idle_p99_ms": Self.percentile(idle, 0.99),
+                    "loaded_p50_ms": Self.percentile(loaded, 0.5), "loaded_p99_ms": Self.percentile(loaded, 0.99),
+                    "loaded_max_ms": loaded.last ?? 0, "loaded_samples": Double(loaded.count), "bytes": Double(fileSize)]
+        }
+
         static func percentile(_ sorted: [Double], _ p: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }
             return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
@@ -178,4 +289,12 @@ struct BenchCommand: AsyncParsableCommand {
 extension Duration {
     /// The duration in seconds, as a `Double`.
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// A flag one task sets and another polls.
+final class ManagedAtomicFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }

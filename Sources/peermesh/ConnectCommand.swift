@@ -17,6 +17,9 @@ struct ConnectCommand: AsyncParsableCommand {
     @Option(name: .customLong("message"), help: "A message to send once connected (repeatable).")
     var messages: [String] = []
 
+    @Option(name: .customLong("send-file"), help: "A file to send as a resource once connected (repeatable).")
+    var files: [String] = []
+
     @Option(help: "Seconds to wait for the invitation to be answered.")
     var timeout: Double = 30
 
@@ -40,6 +43,12 @@ struct ConnectCommand: AsyncParsableCommand {
         do {
             let peer = try await mesh.connect(using: data, timeout: .milliseconds(Int64(timeout * 1000)))
             for message in messages { try await mesh.send(Data(message.utf8), to: [peer]) }
+            for file in files {
+                let url = URL(fileURLWithPath: file)
+                try await mesh.sendResource(at: url, name: url.lastPathComponent, to: peer)
+                print("sent \(url.lastPathComponent)")
+                flushOutput()
+            }
             if !stay {
                 await mesh.disconnect()
             }

@@ -74,6 +74,14 @@ enum EventPrinter {
             return "[\(time)] invitation from \(invitation.peer) — verification code \(invitation.verificationCode)"
         case .incomingConnectionFailed(let peer, let error):
             return "[\(time)] incoming connection\(peer.map { " from \($0)" } ?? "") failed: \(error.message)"
+        case .resourceStarted(let name, let peer, let progress):
+            return "[\(time)] \(peer.displayName) is sending \(name) (\(progress.totalUnitCount) bytes)"
+        case .resourceFinished(let name, let peer, .success(let url)):
+            return "[\(time)] received \(name) from \(peer.displayName): \(url.path)"
+        case .resourceFinished(let name, let peer, .failure(let error)):
+            return "[\(time)] \(name) from \(peer.displayName) failed: \(error.message)"
+        case .streamOpened(let name, let peer, _):
+            return "[\(time)] \(peer.displayName) opened stream \(name)"
         }
     }
 

@@ -38,5 +38,19 @@ enum Fixtures {
         .heartbeat,
         .close(.init(reason: .goodbye, message: "bye")),
         .close(.init(reason: .protocolViolation, message: "")),
+        transfer(.open(kind: .resource, size: 1 << 40, name: "../photo ☀︎.jpg")),
+        transfer(.open(kind: .stream, size: 0, name: "s")),
+        transfer(.accept(offset: 12345, window: 4 << 20)),
+        transfer(.chunk(offset: .max - 3, payload: ByteBuffer(bytes: [9, 8, 7]))),
+        transfer(.credit(increment: 1)),
+        transfer(.end(length: 99, digest: bytes(32, 7))),
+        transfer(.end(length: 0, digest: [])),
+        transfer(.reset(fromReceiver: true, reason: .diskFull, message: "no space")),
+        transfer(.reset(fromReceiver: false, reason: .cancelled, message: "")),
+        transfer(.done),
     ]
+
+    static func transfer(_ body: TransferFrame.Body, id: UInt64 = 42) -> Frame {
+        .transfer(TransferFrame(source: bytes(32, 3), destination: bytes(32, 4), transferID: id, body: body))
+    }
 }

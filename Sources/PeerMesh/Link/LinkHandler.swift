@@ -11,22 +11,23 @@ protocol LinkDelegate: AnyObject {
     func link(_ link: LinkHandler, receivedInvitationFrom peer: VerifiedPeer, context: [UInt8], deadline: NIODeadline)
     func link(_ link: LinkHandler, connected peer: PeerID)
     func link(_ link: LinkHandler, received message: ByteBuffer, from peer: PeerID, mode: Frame.Mode)
+    func link(_ link: LinkHandler, receivedTransfer frame: TransferFrame, from peer: PeerID)
     func link(_ link: LinkHandler, closedWith reason: PeerMeshError?)
 }
 
 /// The thin driver of one link: feeds bytes and events to `LinkStateMachine` and performs its actions.
 ///
-/// Application writes are queued behind the channel's writability, which is what gives `Session.send` its
-/// back-pressure: a send completes once its frames are handed to the channel, and waits while the channel's
-/// outbound buffer is above its high-water mark.
+/// Application writes — message fragments, transfer chunks, credit — wait in an `OutboundScheduler` and are
+/// written one frame at a time while the channel is writable, so a small message is interleaved with a big file
+/// instead of queueing behind it. That is also what gives `Session.send` its back-pressure: a send completes once
+/// its frames are handed to the channel, and waits while the channel's outbound buffer is above its high-water mark.
 final class LinkHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
     typealias OutboundOut = ByteBuffer
 
-    private struct PendingSend {
-        let message: ByteBuffer
-        let mode: Frame.Mode
-        let promise: EventLoopPromise<Void>
+    private struct Outbound: Sendable {
+        let frame: Frame
+        let promise: EventLoopPromise<Void>?
     }
 
     private var machine: LinkStateMachine
@@ -36,7 +37,9 @@ final class LinkHandler: ChannelInboundHandler {
     private var delegate: LinkDelegate?
     private var context: ChannelHandlerContext?
     private var ticker: RepeatedTask?
-    private var pendingSends: [PendingSend] = []
+    private var scheduler = OutboundScheduler<Outbound>()
+    /// Tests only: rewrites each outgoing frame (to corrupt a chunk on the wire).
+    private let frameHook: (@Sendable (Frame) -> Frame)?
     private var closeReason: PeerMeshError?
 
     /// The verified peer, once known.
@@ -46,8 +49,10 @@ final class LinkHandler: ChannelInboundHandler {
     /// The peer's remote address.
     private(set) var remoteAddress: SocketAddress?
 
-    init(machine: LinkStateMachine, tls: TLSContexts, preambleHandler: PreambleHandler, tickInterval: TimeAmount, delegate: LinkDelegate) {
+    init(machine: LinkStateMachine, tls: TLSContexts, preambleHandler: PreambleHandler, tickInterval: TimeAmount,
+         delegate: LinkDelegate, frameHook: (@Sendable (Frame) -> Frame)? = nil) {
         self.machine = machine
+        self.frameHook = frameHook
         self.tls = tls
         self.preambleHandler = preambleHandler
         self.tickInterval = tickInterval
@@ -114,19 +119,39 @@ final class LinkHandler: ChannelInboundHandler {
 
     func leave() { perform(machine.closeRequested()) }
 
+    /// Closes the connection without a Close frame (tests: a cut link).
+    func abort() { context?.close(promise: nil) }
+
     /// Stops or resumes reading from the peer (receive-side back-pressure).
     func setAutoRead(_ on: Bool) {
         context?.channel.setOption(.autoRead, value: on).whenFailure { _ in }
     }
 
-    /// Queues a message; the future completes when its frames are handed to the channel.
+    /// Queues a message; the future completes when its last frame is handed to the channel.
     func send(_ message: ByteBuffer, mode: Frame.Mode, promise: EventLoopPromise<Void>) {
-        guard machine.isConnected else {
+        guard machine.isConnected, let frames = try? machine.sendMessage(message, mode: mode, now: .now()) else {
             promise.fail(closeReason ?? PeerMeshError(.notConnected, "The peer is not connected."))
             return
         }
-        pendingSends.append(PendingSend(message: message, mode: mode, promise: promise))
+        for (index, frame) in frames.enumerated() {
+            scheduler.enqueue(Outbound(frame: frame, promise: index == frames.count - 1 ? promise : nil), size: frame.wireSize, to: .messages)
+        }
         drainPendingSends()
+    }
+
+    /// Queues a transfer frame; `promise` (if any) completes when it is handed to the channel.
+    func enqueue(_ frame: Frame, on queue: OutboundQueue, promise: EventLoopPromise<Void>? = nil) {
+        guard machine.isConnected else {
+            promise?.fail(closeReason ?? PeerMeshError(.notConnected, "The peer is not connected."))
+            return
+        }
+        scheduler.enqueue(Outbound(frame: frame, promise: promise), size: frame.wireSize, to: queue)
+        drainPendingSends()
+    }
+
+    /// Drops whatever a cancelled transfer still had queued; its promises fail with `error`.
+    func purge(transfer id: UInt64, error: PeerMeshError) {
+        for item in scheduler.removeAll(in: .transfer(id)) { item.promise?.fail(error) }
     }
 
     // MARK: Performing actions
@@ -134,19 +159,15 @@ final class LinkHandler: ChannelInboundHandler {
     private func drainPendingSends() {
         guard let context else { return }
         var wrote = false
-        while !pendingSends.isEmpty, context.channel.isWritable {
-            let next = pendingSends.removeFirst()
-            do {
-                for frame in try machine.sendMessage(next.message, mode: next.mode, now: .now()) {
-                    write(frame, context: context)
-                }
-                wrote = true
-                next.promise.succeed()
-            } catch {
-                next.promise.fail(error)
-            }
+        while context.channel.isWritable, let next = scheduler.next() {
+            write(frameHook?(next.frame) ?? next.frame, context: context)
+            wrote = true
+            next.promise?.succeed()
         }
-        if wrote { context.flush() }
+        if wrote {
+            machine.noteSent(now: .now())
+            context.flush()
+        }
     }
 
     private func perform(_ actions: [LinkStateMachine.Action]) {
@@ -179,6 +200,8 @@ final class LinkHandler: ChannelInboundHandler {
                 delegate?.link(self, connected: peer)
             case .deliver(let message, let peer, let mode):
                 delegate?.link(self, received: message, from: peer, mode: mode)
+            case .transfer(let frame, let peer):
+                delegate?.link(self, receivedTransfer: frame, from: peer)
             case .close(let reason):
                 context.close(promise: nil)
                 finish(reason: reason)
@@ -187,7 +210,7 @@ final class LinkHandler: ChannelInboundHandler {
     }
 
     private func write(_ frame: Frame, context: ChannelHandlerContext) {
-        var buffer = context.channel.allocator.buffer(capacity: 96)
+        var buffer = context.channel.allocator.buffer(capacity: frame.wireSize)
         frame.write(into: &buffer)
         context.write(wrapOutboundOut(buffer), promise: nil)
     }
@@ -196,10 +219,8 @@ final class LinkHandler: ChannelInboundHandler {
         ticker?.cancel()
         ticker = nil
         closeReason = reason ?? PeerMeshError(.notConnected, "The link was closed.")
-        let failed = pendingSends
-        pendingSends = []
-        for send in failed {
-            send.promise.fail(PeerMeshError(.notConnected, "The peer disconnected before the message was sent.", underlying: reason))
+        for item in scheduler.removeAll() {
+            item.promise?.fail(PeerMeshError(.notConnected, "The peer disconnected before the message was sent.", underlying: reason))
         }
         let delegate = self.delegate
         self.delegate = nil
@@ -228,5 +249,17 @@ final class LinkHandler: ChannelInboundHandler {
             return PeerMeshError(.protocolViolation, "The peer sent malformed data.", underlying: error)
         }
         return PeerMeshError(.connectionClosed, "The connection failed.", underlying: error)
+    }
+}
+
+extension Frame {
+    /// About how many bytes this frame takes on the wire (exact for the frames that carry payloads).
+    var wireSize: Int {
+        switch self {
+        case .data(let data): 5 + FrameLimits.dataHeaderSize + data.payload.readableBytes
+        case .transfer(let transfer):
+            if case .chunk(_, let payload) = transfer.body { 5 + FrameLimits.transferChunkHeaderSize + payload.readableBytes } else { 128 }
+        default: 128
+        }
     }
 }

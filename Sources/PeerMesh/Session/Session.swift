@@ -20,7 +20,7 @@ public final class Session: Sendable {
     /// Everything that happens in the session, in order (iterate it once).
     public let events: SessionEvents
 
-    private let core: SessionCore
+    let core: SessionCore
     private let roster = NIOLockedValueBox<[PeerID]>([])
     private let certificateHandlerBox = NIOLockedValueBox<CertificateHandler?>(nil)
 

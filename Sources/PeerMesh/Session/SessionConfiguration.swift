@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import PeerMeshCore
 
@@ -24,6 +25,21 @@ extension Session {
         public var listenHost = "0.0.0.0"
         /// The TCP port to listen on (0: any free port).
         public var listenPort = 0
+        /// Where received resources are written. The default is `PeerMesh Downloads` under the temporary
+        /// directory: a library should not litter the current directory, and apps choose their own place.
+        public var receivingDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("PeerMesh Downloads", isDirectory: true)
+        /// Most resources in flight with one peer, per direction; more fail with `transferLimit`.
+        public var maximumConcurrentTransfers = 8
+        /// Most open streams with one peer, per direction; more fail with `transferLimit`.
+        public var maximumConcurrentStreams = 256
+        /// How long a resource whose link dropped waits for the same peer to reconnect and resume it.
+        public var resumeWindow: Duration = .seconds(600)
+        /// Bytes a resource sender may run ahead of our disk writes (per resource; bounds receive memory).
+        public var resourceWindow: UInt32 = 4 * 1024 * 1024
+        /// Bytes a stream sender may run ahead of our reader (per stream: a slow reader stalls only its stream).
+        public var streamWindow: UInt32 = 256 * 1024
+        /// Tests only: rewrites every outgoing frame (to corrupt a chunk on the wire).
+        var frameHook: (@Sendable (Frame) -> Frame)?
 
         /// The defaults.
         public init() {}
@@ -43,6 +59,10 @@ extension Session {
             try check(livenessTimeout >= .milliseconds(100), "livenessTimeout must be at least 100 ms.")
             try check(handshakeTimeout > .zero && maximumInvitationTimeout > .zero, "Timeouts must be positive.")
             try check(maximumPendingConnections >= 1, "maximumPendingConnections must be at least 1.")
+            try check(frameLimits.maximumChunkPayload >= TransferCenter.chunkSize, "frameLimits.maximumFrameSize must hold a \(TransferCenter.chunkSize)-byte transfer chunk.")
+            try check(maximumConcurrentTransfers >= 1 && maximumConcurrentStreams >= 1, "Transfer and stream limits must be at least 1.")
+            try check(resourceWindow >= UInt32(TransferCenter.chunkSize) && streamWindow >= 1024, "resourceWindow must hold one chunk (64 KiB) and streamWindow at least 1 KiB.")
+            try check(resumeWindow >= .zero, "resumeWindow must not be negative.")
             return self
         }
 

@@ -23,6 +23,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     private var listener: Channel?
     private var reading = true
     private(set) var isClosed = false
+    /// Resources and streams; created with the core, confined to its loop.
+    private(set) var transfers: TransferCenter!
 
     init(loop: EventLoop, identity: Identity, encryption: EncryptionPreference, configuration: Session.Configuration,
          tls: TLSContexts, source: SessionEvents.Producer.Source, roster: NIOLockedValueBox<[PeerID]>,
@@ -35,6 +37,15 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         self.source = source
         self.roster = roster
         self.certificateHandler = certificateHandler
+        self.transfers = TransferCenter(core: self, loop: loop, me: identity.peerID, configuration: configuration)
+    }
+
+    /// The link of a connected member.
+    func memberLink(_ peer: PeerID) -> LinkHandler? { members[peer] }
+
+    /// Tests only: drops every link to `peer` abruptly (no Close frame), as a cut cable would.
+    func cutLinks(to peer: PeerID) {
+        for link in links.values where link.peer?.peerID == peer { link.abort() }
     }
 
     // MARK: Listening
@@ -144,7 +155,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             .acceptor(identity: identity.local, configuration: linkConfiguration, nonce: nonce, now: .now())
         }
         let preamble = PreambleHandler()
-        let link = LinkHandler(machine: machine, tls: tls, preambleHandler: preamble, tickInterval: configuration.tickInterval, delegate: self)
+        let link = LinkHandler(machine: machine, tls: tls, preambleHandler: preamble, tickInterval: configuration.tickInterval,
+                               delegate: self, frameHook: configuration.frameHook)
         try channel.pipeline.syncOperations.addHandlers([
             preamble,
             ByteToMessageHandler(FrameDecoder(limits: configuration.frameLimits)),
@@ -186,6 +198,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         isClosed = true
         listener?.close(promise: nil)
         listener = nil
+        transfers.closeAll()
         for link in Array(links.values) { link.leave() }
         source.finish()
     }
@@ -238,6 +251,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     func link(_ link: LinkHandler, connected peer: PeerID) {
         if let previous = members[peer], previous !== link {
             // The same identity connected again (e.g. restarted): the newest link wins.
+            transfers.peerDisconnected(peer)
             members[peer] = nil
             previous.leave()
         }
@@ -246,7 +260,13 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         link.setAutoRead(reading)
         publishRoster()
         emit(.peerChanged(peer, .connected))
+        transfers.peerConnected(peer)
         outgoing.removeValue(forKey: ObjectIdentifier(link))?.promise.succeed(peer)
+    }
+
+    func link(_ link: LinkHandler, receivedTransfer frame: TransferFrame, from peer: PeerID) {
+        guard members[peer] === link else { return }
+        transfers.handle(frame, from: peer)
     }
 
     func link(_ link: LinkHandler, received message: ByteBuffer, from peer: PeerID, mode: Frame.Mode) {
@@ -261,6 +281,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         if let pending = outgoing.removeValue(forKey: id) {
             pending.promise.fail(reason ?? Self.closedError)
         } else if let peer = link.peer?.peerID, members[peer] === link {
+            // Transfers first: what they report about this peer must come before its `.notConnected`.
+            transfers.peerDisconnected(peer)
             members[peer] = nil
             publishRoster()
             emit(.peerChanged(peer, .notConnected(reason: reason)))
@@ -284,7 +306,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         roster.withLockedValue { $0 = peers }
     }
 
-    private func emit(_ event: SessionEvent) {
+    func emit(_ event: SessionEvent) {
         if case .stopProducing = source.yield(event), reading {
             setReading(false)
         }

@@ -21,7 +21,9 @@ public enum PeerState: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Everything a session reports, in one stream and in causal order: a peer's `.connected` comes before any
-/// message from it, and no message from it follows its `.notConnected`.
+/// message, resource or stream from it, and none follows its `.notConnected` — except that a resource still
+/// waiting for a resume may later be reported by `resourceFinished` only if the peer reconnects (and that comes
+/// after its new `.connected`).
 public enum SessionEvent: Sendable {
     /// A peer's state changed.
     case peerChanged(PeerID, PeerState)
@@ -32,4 +34,14 @@ public enum SessionEvent: Sendable {
     /// An incoming connection failed before the peer became a member (encryption mismatch, bad bytes, a
     /// rejected certificate...). `peer` is known when the failure came after its Hello.
     case incomingConnectionFailed(peer: PeerID?, PeerMeshError)
+    /// A peer started sending us a file (or resumed one after a reconnection); `progress` counts bytes received
+    /// and `cancel()` on it stops the transfer on both sides. `name` is already sanitised into a safe file name.
+    case resourceStarted(name: String, from: PeerID, progress: Progress)
+    /// A file from a peer ended: `.success` carries where it now is (hash-verified, at its final name in
+    /// `Configuration.receivingDirectory`); `.failure` says why, and no file was kept. A failure with code
+    /// `peerDisconnected` may be followed by a new `resourceStarted` for the same file if the sender reconnects
+    /// within the resume window.
+    case resourceFinished(name: String, from: PeerID, result: Result<URL, PeerMeshError>)
+    /// A peer opened a named byte stream to us; read `bytes` (in order, ends when the sender finishes).
+    case streamOpened(name: String, from: PeerID, bytes: ByteStream)
 }

@@ -56,6 +56,8 @@ public struct LinkStateMachine: Sendable {
         case connected(PeerID)
         /// A whole message from the peer.
         case deliver(ByteBuffer, from: PeerID, mode: Frame.Mode)
+        /// A resource or stream frame from the peer, addressed to us (the session's transfers handle it).
+        case transfer(TransferFrame, from: PeerID)
         /// Close the connection; `reason` is nil when we left on purpose.
         case close(reason: PeerMeshError?)
     }
@@ -231,7 +233,12 @@ public struct LinkStateMachine: Sendable {
             } catch {
                 return fail(error, tellPeer: true)
             }
-        case (.data, _):
+        case (.transfer(let transfer), .connected(let peer, _)):
+            guard transfer.source == peer.peerID.keyID, transfer.destination == identity.peerID.keyID else {
+                return fail(Frame.violation("a transfer frame names another source or destination"), tellPeer: true)
+            }
+            return [.transfer(transfer, from: peer.peerID)]
+        case (.data, _), (.transfer, _):
             framesDiscardedBeforeAcceptance += 1
             return []
         default:
@@ -303,6 +310,9 @@ public struct LinkStateMachine: Sendable {
         lastSent = now
         return fragmenter.fragments(of: message, source: identity.peerID.keyID, destination: peer.peerID.keyID, mode: mode)
     }
+
+    /// The handler wrote a frame that did not come from this machine (a transfer chunk): no heartbeat is needed.
+    public mutating func noteSent(now: NIODeadline) { lastSent = now }
 
     /// Time passed: enforce the handshake deadline, liveness, and heartbeats.
     public mutating func tick(now: NIODeadline) -> [Action] {

@@ -17,10 +17,14 @@ public enum Frame: Hashable, Sendable {
     case heartbeat
     /// The sender is closing the link, and why.
     case close(Close)
+    /// Resource and stream traffic (kinds 7–13, see `TransferFrame`).
+    case transfer(TransferFrame)
 
     /// Frame type bytes.
     public enum Kind: UInt8, Sendable, CaseIterable {
         case hello = 1, invitation = 2, invitationResponse = 3, data = 4, heartbeat = 5, close = 6
+        case transferOpen = 7, transferAccept = 8, transferChunk = 9, transferCredit = 10, transferEnd = 11
+        case transferReset = 12, transferDone = 13
     }
 
     /// This frame's type byte.
@@ -32,6 +36,7 @@ public enum Frame: Hashable, Sendable {
         case .data: .data
         case .heartbeat: .heartbeat
         case .close: .close
+        case .transfer(let transfer): transfer.body.kind
         }
     }
 

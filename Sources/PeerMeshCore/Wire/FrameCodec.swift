@@ -36,6 +36,8 @@ extension Frame {
             buffer.writeInteger(close.reason.rawValue)
             buffer.writeInteger(UInt16(message.count))
             buffer.writeBytes(message)
+        case .transfer(let transfer):
+            transfer.writeBody(into: &buffer)
         }
         buffer.setInteger(UInt32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
     }
@@ -117,21 +119,24 @@ extension Frame {
             // A newer peer may close for a reason we do not know yet: it is still a close.
             let reason = Close.Reason(rawValue: rawReason) ?? .internalError
             return .close(Close(reason: reason, message: String(decoding: message, as: UTF8.self)))
+        case .transferOpen, .transferAccept, .transferChunk, .transferCredit, .transferEnd, .transferReset, .transferDone:
+            return .transfer(try TransferFrame.readBody(kind: kind, from: &body))
         }
     }
 
-    static func violation(_ what: String) -> PeerMeshError {
+    /// The error for a peer that broke the protocol: `protocolViolation` with what it did.
+    public static func violation(_ what: String) -> PeerMeshError {
         PeerMeshError(.protocolViolation, "Malformed frame from the peer: \(what). The connection was closed.")
     }
 }
 
 extension ByteBuffer {
-    fileprivate mutating func readOrThrow<T: FixedWidthInteger>(_ type: T.Type, _ what: String) throws(PeerMeshError) -> T {
+    mutating func readOrThrow<T: FixedWidthInteger>(_ type: T.Type, _ what: String) throws(PeerMeshError) -> T {
         guard let value = readInteger(as: T.self) else { throw Frame.violation("truncated \(what)") }
         return value
     }
 
-    fileprivate mutating func readBytesOrThrow(_ count: Int, _ what: String) throws(PeerMeshError) -> [UInt8] {
+    mutating func readBytesOrThrow(_ count: Int, _ what: String) throws(PeerMeshError) -> [UInt8] {
         guard let bytes = readBytes(length: count) else { throw Frame.violation("truncated \(what)") }
         return bytes
     }

@@ -12,6 +12,11 @@ public struct FrameLimits: Hashable, Sendable {
     /// Fixed bytes of a Data frame body before its payload: two key IDs, mode, flags, sequence.
     public static let dataHeaderSize = 32 + 32 + 1 + 1 + 8
 
+    /// Fixed bytes of a transfer chunk body before its payload: two key IDs, transfer ID, offset.
+    public static let transferChunkHeaderSize = 32 + 32 + 8 + 8
+    /// The longest resource or stream name accepted, in UTF-8 bytes (before the receiver sanitises it).
+    public static let maximumTransferNameBytes = 1024
+
     /// 256 KiB frames, 64 KiB invitation contexts.
     public static let `default` = FrameLimits(maximumFrameSize: 256 * 1024, maximumContextSize: 64 * 1024)
 
@@ -23,4 +28,6 @@ public struct FrameLimits: Hashable, Sendable {
 
     /// The largest Data payload one frame can carry under these limits.
     public var maximumDataPayload: Int { maximumFrameSize - 1 - Self.dataHeaderSize }
+    /// The largest transfer chunk payload one frame can carry under these limits.
+    public var maximumChunkPayload: Int { maximumFrameSize - 1 - Self.transferChunkHeaderSize }
 }

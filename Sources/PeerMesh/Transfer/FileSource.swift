@@ -1,0 +1,79 @@
+import Crypto
+import Dispatch
+import Foundation
+import NIOCore
+import PeerMeshCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file a resource is read from, read in blocks on its own serial queue and hashed as it is read.
+///
+/// Why a serial `DispatchQueue` per file and plain POSIX calls: the reads block, so they must stay off the event
+/// loop; one serial queue per transfer keeps each file's reads and hash updates in order without locks, and
+/// different transfers (and disks) never wait for each other. Only one block is in flight per transfer, so
+/// memory stays bounded by the credit window whatever the file size.
+final class FileSource: @unchecked Sendable {
+    let queue = DispatchQueue(label: "peermesh.resource.read")
+    let size: UInt64
+    private let path: String
+    private let fd: Int32
+    private let identity: (dev: UInt64, ino: UInt64, mtime: timespec)
+    private var hasher = SHA256()
+
+    /// Opens `url` and remembers what it looks like, so a change during the send is detected.
+    init(url: URL) throws(PeerMeshError) {
+        path = url.path
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw PeerMeshError(.fileAccess, "Cannot open \(url.path) for reading: \(String(cString: strerror(errno))). Check the path and its permissions.")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw PeerMeshError(.fileAccess, "\(url.path) is not a regular file; only files can be sent as resources.")
+        }
+        size = UInt64(info.st_size)
+        identity = (UInt64(info.st_dev), UInt64(info.st_ino), info.st_mtim)
+    }
+
+    deinit { close(fd) }
+
+    /// Restarts the running hash over `0..<offset` (the bytes a resumed receiver already holds). On `queue`.
+    func restartHash(upTo offset: UInt64) throws(PeerMeshError) {
+        hasher = SHA256()
+        var position: UInt64 = 0
+        while position < offset {
+            let block = try read(at: position, length: Int(min(1 << 20, offset - position)), hash: true)
+            position += UInt64(block.readableBytes)
+        }
+    }
+
+    /// Reads and hashes `length` bytes at `offset`; a short read means the file shrank. On `queue`.
+    func read(at offset: UInt64, length: Int, hash: Bool = true) throws(PeerMeshError) -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: length)
+        while buffer.readableBytes < length {
+            let want = length - buffer.readableBytes
+            let at = off_t(offset) + off_t(buffer.readableBytes)
+            let got = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { pointer in
+                max(0, pread(fd, pointer.baseAddress, want, at))
+            }
+            guard got > 0 else {
+                throw PeerMeshError(.sourceChanged, "\(path) became shorter while it was being sent; send it again once it is stable.")
+            }
+        }
+        if hash { buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) } }
+        return buffer
+    }
+
+    /// Whether the file at `path` is still the one we opened, unmodified; and the digest of everything read.
+    /// On `queue`.
+    func finish() -> (unchanged: Bool, digest: [UInt8]) {
+        var now = stat(), named = stat()
+        let unchanged = fstat(fd, &now) == 0 && stat(path, &named) == 0
+            && UInt64(now.st_size) == size
+            && now.st_mtim.tv_sec == identity.mtime.tv_sec && now.st_mtim.tv_nsec == identity.mtime.tv_nsec
+            && UInt64(named.st_dev) == identity.dev && UInt64(named.st_ino) == identity.ino
+        return (unchanged, Array(hasher.finalize()))
+    }
+}

@@ -1,0 +1,502 @@
+import Foundation
+import NIOCore
+import PeerMeshCore
+
+/// The session's resources and streams, in both directions: performs the pure transfer machines' actions
+/// (frames on the peer's link, file I/O on per-file queues) and reports to the app. Confined to the session's
+/// event loop, like `SessionCore`, which owns it.
+final class TransferCenter: @unchecked Sendable {
+    /// Payload bytes per chunk frame.
+    static let chunkSize = 64 * 1024
+
+    /// Weak: file I/O completions and resume timers may outlive a session that was dropped.
+    private weak var core: SessionCore?
+    private let loop: EventLoop
+    private let me: PeerID
+    private let configuration: Session.Configuration
+    private var nextID = UInt64.random(in: 1...(UInt64.max / 2))
+    private var outgoing: [UInt64: OutgoingResource] = [:]
+    private var incoming: [TransferKey: IncomingResource] = [:]
+    private var partials: [TransferKey: PartialResource] = [:]
+    private var outStreams: [UInt64: OutgoingStream] = [:]
+    private var inStreams: [TransferKey: IncomingStream] = [:]
+    /// Chunk payload bytes handed to links (tests compare it with file sizes to see what a resume re-sent).
+    private(set) var chunkBytesSent: UInt64 = 0
+
+    init(core: SessionCore?, loop: EventLoop, me: PeerID, configuration: Session.Configuration) {
+        self.core = core
+        self.loop = loop
+        self.me = me
+        self.configuration = configuration
+    }
+
+    private func frame(_ id: UInt64, _ peer: PeerID, _ body: TransferFrame.Body) -> Frame {
+        .transfer(TransferFrame(source: me.keyID, destination: peer.keyID, transferID: id, body: body))
+    }
+
+    private func send(_ id: UInt64, to peer: PeerID, _ body: TransferFrame.Body, on queue: OutboundQueue = .control,
+                      promise: EventLoopPromise<Void>? = nil) {
+        guard let link = core?.memberLink(peer) else {
+            promise?.fail(PeerMeshError(.notConnected, "\(peer) is not connected."))
+            return
+        }
+        link.enqueue(frame(id, peer, body), on: queue, promise: promise)
+    }
+
+    private static func typed(_ error: any Error) -> PeerMeshError {
+        error as? PeerMeshError ?? PeerMeshError(.fileAccess, "File access failed.", underlying: error)
+    }
+
+    private func allocateID() -> UInt64 {
+        defer { nextID &+= 1 }
+        return nextID
+    }
+
+    // MARK: Sending resources
+
+    func sendResource(_ source: FileSource, name: String, to peer: PeerID, progress: Progress,
+                      completion: @escaping @Sendable (PeerMeshError?) -> Void) {
+        guard core?.memberLink(peer) != nil else {
+            return completion(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
+        }
+        guard outgoing.values.filter({ $0.peer == peer }).count < configuration.maximumConcurrentTransfers else {
+            return completion(PeerMeshError(.transferLimit, "Already sending \(configuration.maximumConcurrentTransfers) resources to \(peer); wait for one to finish or raise Configuration.maximumConcurrentTransfers."))
+        }
+        let transfer = OutgoingResource(
+            id: allocateID(), peer: peer, name: name, source: source, progress: progress,
+            resumeWindow: TimeAmount(configuration.resumeWindow), completion: completion
+        )
+        outgoing[transfer.id] = transfer
+        let id = transfer.id
+        progress.cancellationHandler = { [loop] in loop.execute { self.cancelOutgoing(id) } }
+        if progress.isCancelled { return cancelOutgoing(id) }
+        perform(transfer, transfer.machine.start())
+    }
+
+    private func cancelOutgoing(_ id: UInt64) {
+        guard let transfer = outgoing[id] else { return }
+        perform(transfer, transfer.machine.cancel())
+    }
+
+    private func perform(_ transfer: OutgoingResource, _ actions: [ResourceSender.Action]) {
+        let source = transfer.source
+        for action in actions {
+            switch action {
+            case .sendOpen:
+                send(transfer.id, to: transfer.peer, .open(kind: .resource, size: source.size, name: transfer.name))
+            case .restartHash(let offset, let generation):
+                transfer.progress.completedUnitCount = Int64(clamping: offset)
+                source.queue.async {
+                    do {
+                        try source.restartHash(upTo: offset)
+                        self.loop.execute { self.perform(transfer, transfer.machine.prefixHashed(generation: generation)) }
+                    } catch {
+                        self.loop.execute { self.perform(transfer, transfer.machine.failLocally(Self.typed(error))) }
+                    }
+                }
+            case .read(let offset, let length, let generation):
+                source.queue.async {
+                    do {
+                        let block = try source.read(at: offset, length: length)
+                        self.loop.execute {
+                            guard let next = transfer.machine.readCompleted(generation: generation) else { return }
+                            self.sendChunks(of: transfer, block, at: offset)
+                            self.perform(transfer, next)
+                        }
+                    } catch {
+                        self.loop.execute { self.perform(transfer, transfer.machine.failLocally(Self.typed(error))) }
+                    }
+                }
+            case .checkSource(let generation):
+                source.queue.async {
+                    let (unchanged, digest) = source.finish()
+                    self.loop.execute {
+                        transfer.digest = digest
+                        self.perform(transfer, transfer.machine.sourceChecked(unchanged: unchanged, generation: generation))
+                    }
+                }
+            case .sendEnd:
+                send(transfer.id, to: transfer.peer, .end(length: source.size, digest: transfer.digest), on: .transfer(transfer.id))
+            case .succeed:
+                finish(transfer)
+                transfer.progress.completedUnitCount = transfer.progress.totalUnitCount
+                transfer.completion(nil)
+            case .fail(let error, let tell):
+                finish(transfer)
+                if let tell, let link = core?.memberLink(transfer.peer) {
+                    link.purge(transfer: transfer.id, error: error)
+                    link.enqueue(frame(transfer.id, transfer.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control)
+                }
+                transfer.completion(error)
+            }
+        }
+    }
+
+    private func finish(_ transfer: OutgoingResource) {
+        outgoing[transfer.id] = nil
+        transfer.expiry?.cancel()
+        transfer.progress.cancellationHandler = nil
+    }
+
+    private func sendChunks(of transfer: OutgoingResource, _ block: ByteBuffer, at offset: UInt64) {
+        guard let link = core?.memberLink(transfer.peer) else { return }
+        var rest = block
+        var position = offset
+        while rest.readableBytes > 0 {
+            let chunk = rest.readSlice(length: min(Self.chunkSize, rest.readableBytes))!
+            let end = position + UInt64(chunk.readableBytes)
+            let promise = loop.makePromise(of: Void.self)
+            promise.futureResult.whenSuccess { [progress = transfer.progress] in
+                self.chunkBytesSent += UInt64(chunk.readableBytes)
+                if progress.completedUnitCount < Int64(clamping: end) { progress.completedUnitCount = Int64(clamping: end) }
+            }
+            link.enqueue(frame(transfer.id, transfer.peer, .chunk(offset: position, payload: chunk)), on: .transfer(transfer.id), promise: promise)
+            position = end
+        }
+    }
+
+    // MARK: Receiving resources
+
+    private func openIncomingResource(_ key: TransferKey, size: UInt64, name: String) {
+        guard incoming[key] == nil else { return }
+        if let partial = partials.removeValue(forKey: key) {
+            partial.expiry.cancel()
+            if partial.rawName == name, partial.size == size {
+                // Resume: answer with however much the partial file holds once its queued writes are done.
+                let sink = partial.sink
+                sink.queue.async {
+                    let offset = sink.offset
+                    self.loop.execute { self.startIncoming(key, name: name, size: size, sink: sink, offset: offset) }
+                }
+                return
+            }
+            partial.sink.queue.async { partial.sink.discard() }
+        }
+        guard incoming.keys.filter({ $0.peer == key.peer }).count < configuration.maximumConcurrentTransfers else {
+            return reject(key, .transferLimit, "we already receive \(configuration.maximumConcurrentTransfers) resources from you")
+        }
+        do {
+            let sink = try FileSink(directory: configuration.receivingDirectory, sender: key.peer, id: key.id)
+            startIncoming(key, name: name, size: size, sink: sink, offset: 0)
+        } catch {
+            reject(key, .fileAccess, error.message)
+        }
+    }
+
+    private func reject(_ key: TransferKey, _ reason: TransferResetReason, _ message: String) {
+        send(key.id, to: key.peer, .reset(fromReceiver: true, reason: reason, message: message))
+    }
+
+    private func startIncoming(_ key: TransferKey, name: String, size: UInt64, sink: FileSink, offset: UInt64) {
+        guard core?.memberLink(key.peer) != nil, incoming[key] == nil else {
+            sink.queue.async { sink.discard() }
+            return
+        }
+        let transfer = IncomingResource(key: key, rawName: name, size: size, offset: offset, window: configuration.resourceWindow, sink: sink)
+        incoming[key] = transfer
+        transfer.progress.cancellationHandler = { [loop] in
+            loop.execute {
+                guard self.incoming[key] === transfer else { return }
+                self.perform(transfer, transfer.machine.cancel())
+            }
+        }
+        send(key.id, to: key.peer, .accept(offset: offset, window: transfer.machine.windowSize))
+        core?.emit(.resourceStarted(name: transfer.name, from: key.peer, progress: transfer.progress))
+    }
+
+    private func perform(_ transfer: IncomingResource, _ actions: [ResourceReceiver.Action]) {
+        let sink = transfer.sink
+        let key = transfer.key
+        for action in actions {
+            switch action {
+            case .write(_, let payload):
+                sink.queue.async {
+                    do {
+                        try sink.append(payload)
+                        self.loop.execute {
+                            guard self.incoming[key] === transfer else { return }
+                            transfer.progress.completedUnitCount += Int64(payload.readableBytes)
+                            self.perform(transfer, transfer.machine.written(payload.readableBytes))
+                        }
+                    } catch {
+                        self.loop.execute {
+                            guard self.incoming[key] === transfer else { return }
+                            self.perform(transfer, transfer.machine.failLocally(Self.typed(error)))
+                        }
+                    }
+                }
+            case .grant(let increment):
+                send(key.id, to: key.peer, .credit(increment: increment))
+            case .verify(let digest):
+                sink.queue.async {
+                    let matches = sink.digest() == digest
+                    self.loop.execute { self.perform(transfer, transfer.machine.verified(matches: matches)) }
+                }
+            case .commit:
+                sink.queue.async {
+                    do {
+                        let url = try sink.commit(name: transfer.name)
+                        self.loop.execute {
+                            transfer.url = url
+                            self.perform(transfer, transfer.machine.committed())
+                        }
+                    } catch {
+                        self.loop.execute { self.perform(transfer, transfer.machine.failLocally(Self.typed(error))) }
+                    }
+                }
+            case .succeed:
+                incoming[key] = nil
+                transfer.progress.cancellationHandler = nil
+                send(key.id, to: key.peer, .done)
+                core?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .success(transfer.url!)))
+            case .fail(let error, let tell):
+                incoming[key] = nil
+                transfer.progress.cancellationHandler = nil
+                if let tell { reject(key, tell, error.message) }
+                sink.queue.async { sink.discard() }
+                core?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .failure(error)))
+            }
+        }
+    }
+
+    // MARK: Streams we write
+
+    func startStream(name: String, to peer: PeerID, promise: EventLoopPromise<UInt64>, ended: @escaping @Sendable (PeerMeshError) -> Void) {
+        guard core?.memberLink(peer) != nil else {
+            return promise.fail(PeerMeshError(.notConnected, "\(peer) is not connected; no stream was opened."))
+        }
+        guard outStreams.values.filter({ $0.peer == peer }).count < configuration.maximumConcurrentStreams else {
+            return promise.fail(PeerMeshError(.transferLimit, "Already \(configuration.maximumConcurrentStreams) streams open to \(peer); finish one or raise Configuration.maximumConcurrentStreams."))
+        }
+        let id = allocateID()
+        let opened = loop.makePromise(of: Void.self)
+        outStreams[id] = OutgoingStream(id: id, peer: peer, opened: opened, ended: ended)
+        opened.futureResult.map { id }.cascade(to: promise)
+        send(id, to: peer, .open(kind: .stream, size: 0, name: name))
+    }
+
+    func write(_ bytes: ByteBuffer, stream id: UInt64, promise: EventLoopPromise<Void>) {
+        guard let stream = outStreams[id], stream.finishing == nil else {
+            return promise.fail(PeerMeshError(.cancelled, "The stream has already ended; open a new one."))
+        }
+        stream.pending.append((bytes, promise))
+        pump(stream)
+    }
+
+    func finish(stream id: UInt64, promise: EventLoopPromise<Void>) {
+        guard let stream = outStreams[id], stream.finishing == nil else {
+            return promise.fail(PeerMeshError(.cancelled, "The stream has already ended."))
+        }
+        stream.finishing = promise
+        pump(stream)
+    }
+
+    func cancel(stream id: UInt64) {
+        guard let stream = outStreams[id] else { return }
+        end(stream, PeerMeshError(.cancelled, "The stream was cancelled."), tell: .cancelled)
+    }
+
+    private func pump(_ stream: OutgoingStream) {
+        guard stream.opened == nil, let link = core?.memberLink(stream.peer) else { return }
+        while let first = stream.pending.first {
+            var bytes = first.bytes
+            if bytes.readableBytes > 0 {
+                let count = stream.window.take(upTo: min(Self.chunkSize, bytes.readableBytes))
+                guard count > 0 else { return }
+                let chunk = bytes.readSlice(length: count)!
+                link.enqueue(frame(stream.id, stream.peer, .chunk(offset: stream.offset, payload: chunk)), on: .transfer(stream.id))
+                stream.offset += UInt64(count)
+            }
+            if bytes.readableBytes == 0 {
+                stream.pending.removeFirst()
+                first.promise.succeed()
+            } else {
+                stream.pending[0].bytes = bytes
+            }
+        }
+        if let finishing = stream.finishing {
+            outStreams[stream.id] = nil
+            link.enqueue(frame(stream.id, stream.peer, .end(length: stream.offset, digest: [])), on: .transfer(stream.id), promise: finishing)
+        }
+    }
+
+    private func end(_ stream: OutgoingStream, _ error: PeerMeshError, tell: TransferResetReason?) {
+        outStreams[stream.id] = nil
+        if let link = core?.memberLink(stream.peer) {
+            link.purge(transfer: stream.id, error: error)
+            if let tell { link.enqueue(frame(stream.id, stream.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control) }
+        }
+        stream.ended(error)
+        stream.opened?.fail(error)
+        stream.finishing?.fail(error)
+        for pending in stream.pending { pending.promise.fail(error) }
+        stream.pending = []
+    }
+
+    // MARK: Streams we read
+
+    private func openIncomingStream(_ key: TransferKey, name: String) {
+        guard inStreams[key] == nil else { return }
+        guard inStreams.keys.filter({ $0.peer == key.peer }).count < configuration.maximumConcurrentStreams else {
+            return reject(key, .transferLimit, "we already receive \(configuration.maximumConcurrentStreams) streams from you")
+        }
+        let loop = self.loop
+        let bytes = ByteStream(
+            consumed: { count in loop.execute { self.streamConsumed(key, count) } },
+            cancelled: { loop.execute { self.cancelIncomingStream(key) } }
+        )
+        let stream = IncomingStream(bytes: bytes, window: configuration.streamWindow)
+        inStreams[key] = stream
+        send(key.id, to: key.peer, .accept(offset: 0, window: stream.window.size))
+        core?.emit(.streamOpened(name: name, from: key.peer, bytes: bytes))
+    }
+
+    private func streamConsumed(_ key: TransferKey, _ count: Int) {
+        guard let stream = inStreams[key], let grant = stream.window.consumed(count) else { return }
+        send(key.id, to: key.peer, .credit(increment: grant))
+    }
+
+    private func cancelIncomingStream(_ key: TransferKey) {
+        guard inStreams.removeValue(forKey: key) != nil else { return }
+        reject(key, .cancelled, "the reader cancelled the stream")
+    }
+
+    private func failIncomingStream(_ key: TransferKey, _ error: PeerMeshError, tell: TransferResetReason?) {
+        guard let stream = inStreams.removeValue(forKey: key) else { return }
+        stream.bytes.finish(.failure(error))
+        if let tell { reject(key, tell, error.message) }
+    }
+
+    // MARK: Frames from a peer
+
+    func handle(_ frame: TransferFrame, from peer: PeerID) {
+        let key = TransferKey(peer: peer, id: frame.transferID)
+        let id = frame.transferID
+        switch frame.body {
+        case .open(.resource, let size, let name):
+            openIncomingResource(key, size: size, name: name)
+        case .open(.stream, _, let name):
+            openIncomingStream(key, name: name)
+        case .accept(let offset, let window):
+            if let transfer = outgoing[id], transfer.peer == peer {
+                perform(transfer, transfer.machine.accepted(offset: offset, window: window))
+            } else if let stream = outStreams[id], stream.peer == peer, let opened = stream.opened {
+                stream.opened = nil
+                stream.window = SendWindow(initial: window)
+                opened.succeed()
+                pump(stream)
+            }
+        case .chunk(let offset, let payload):
+            if let transfer = incoming[key] {
+                perform(transfer, transfer.machine.chunk(offset: offset, payload: payload))
+            } else if let stream = inStreams[key] {
+                guard offset == stream.offset else {
+                    return failIncomingStream(key, Frame.violation("stream bytes at \(offset) while \(stream.offset) was expected"), tell: .protocolError)
+                }
+                do { try stream.window.received(payload.readableBytes) } catch {
+                    return failIncomingStream(key, error, tell: .protocolError)
+                }
+                stream.offset += UInt64(payload.readableBytes)
+                stream.bytes.append(Data(payload.readableBytesView))
+            }
+        case .credit(let increment):
+            if let transfer = outgoing[id], transfer.peer == peer {
+                perform(transfer, transfer.machine.creditGranted(increment))
+            } else if let stream = outStreams[id], stream.peer == peer {
+                do { try stream.window.grant(increment) } catch { return end(stream, error, tell: .protocolError) }
+                pump(stream)
+            }
+        case .end(let length, let digest):
+            if let transfer = incoming[key] {
+                perform(transfer, transfer.machine.end(length: length, digest: digest))
+            } else if let stream = inStreams[key] {
+                guard length == stream.offset else {
+                    return failIncomingStream(key, Frame.violation("a stream ended at \(length) after \(stream.offset) bytes"), tell: .protocolError)
+                }
+                inStreams[key] = nil
+                stream.bytes.finish(.success(()))
+            }
+        case .reset(true, let reason, let message):
+            if let transfer = outgoing[id], transfer.peer == peer {
+                perform(transfer, transfer.machine.peerReset(reason, message: message))
+            } else if let stream = outStreams[id], stream.peer == peer {
+                end(stream, reason.error(message), tell: nil)
+            }
+        case .reset(false, let reason, let message):
+            if let transfer = incoming[key] {
+                perform(transfer, transfer.machine.peerReset(reason, message: message))
+            } else if inStreams[key] != nil {
+                failIncomingStream(key, reason.error(message), tell: nil)
+            } else if let partial = partials.removeValue(forKey: key) {
+                partial.expiry.cancel()
+                partial.sink.queue.async { partial.sink.discard() }
+            }
+        case .done:
+            if let transfer = outgoing[id], transfer.peer == peer {
+                perform(transfer, transfer.machine.peerDone())
+            }
+        }
+    }
+
+    // MARK: Links coming and going
+
+    /// The peer's link is gone (before its `.notConnected` is reported): resources wait for it to come back;
+    /// streams fail; what we were receiving is reported failed but kept for a resume.
+    func peerDisconnected(_ peer: PeerID) {
+        let now = NIODeadline.now()
+        for transfer in outgoing.values where transfer.peer == peer {
+            perform(transfer, transfer.machine.linkLost(now: now))
+            transfer.expiry?.cancel()
+            transfer.expiry = loop.scheduleTask(in: transfer.machine.resumeWindow) {
+                self.perform(transfer, transfer.machine.tick(now: .now()))
+            }
+        }
+        let lost = PeerMeshError(.peerDisconnected, "The peer left before the transfer finished.")
+        for stream in outStreams.values where stream.peer == peer { end(stream, lost, tell: nil) }
+        for key in inStreams.keys where key.peer == peer { failIncomingStream(key, lost, tell: nil) }
+        for (key, transfer) in incoming where key.peer == peer {
+            incoming[key] = nil
+            transfer.progress.cancellationHandler = nil
+            let sink = transfer.sink
+            let expiry = loop.scheduleTask(in: TimeAmount(configuration.resumeWindow)) {
+                guard self.partials.removeValue(forKey: key) != nil else { return }
+                sink.queue.async { sink.discard() }
+            }
+            partials[key] = PartialResource(rawName: transfer.rawName, size: transfer.machine.size, sink: sink, expiry: expiry)
+            core?.emit(.resourceFinished(name: transfer.name, from: peer, result: .failure(PeerMeshError(
+                .peerDisconnected,
+                "The sender left before the file was complete; if it reconnects within the resume window the transfer resumes and is reported again."
+            ))))
+        }
+    }
+
+    /// The peer is connected again: offer our suspended resources once more.
+    func peerConnected(_ peer: PeerID) {
+        for transfer in outgoing.values where transfer.peer == peer && transfer.machine.isSuspended {
+            transfer.expiry?.cancel()
+            transfer.expiry = nil
+            perform(transfer, transfer.machine.linkRestored())
+        }
+    }
+
+    /// The session is closing: everything fails and every partial file is removed.
+    func closeAll() {
+        let closed = PeerMeshError(.sessionClosed, "The session was disconnected before the transfer finished.")
+        for transfer in outgoing.values {
+            finish(transfer)
+            transfer.completion(closed)
+        }
+        for stream in outStreams.values { end(stream, closed, tell: nil) }
+        for key in inStreams.keys { failIncomingStream(key, closed, tell: nil) }
+        for transfer in incoming.values {
+            transfer.progress.cancellationHandler = nil
+            transfer.sink.queue.async { transfer.sink.discard() }
+        }
+        incoming = [:]
+        for partial in partials.values {
+            partial.expiry.cancel()
+            partial.sink.queue.async { partial.sink.discard() }
+        }
+        partials = [:]
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import PeerMeshCore
+
+// The per-transfer records `TransferCenter` keeps. They are classes so I/O completions can find "their" transfer
+// and notice when it has been replaced; all of them are confined to the session's event loop.
+
+/// A resource we send.
+final class OutgoingResource: @unchecked Sendable {
+    let id: UInt64
+    let peer: PeerID
+    let name: String
+    let source: FileSource
+    let progress: Progress
+    let completion: @Sendable (PeerMeshError?) -> Void
+    var machine: ResourceSender
+    var digest: [UInt8] = []
+    var expiry: Scheduled<Void>?
+
+    init(id: UInt64, peer: PeerID, name: String, source: FileSource, progress: Progress,
+         resumeWindow: TimeAmount, completion: @escaping @Sendable (PeerMeshError?) -> Void) {
+        self.id = id
+        self.peer = peer
+        self.name = name
+        self.source = source
+        self.progress = progress
+        self.completion = completion
+        self.machine = ResourceSender(size: source.size, resumeWindow: resumeWindow)
+    }
+}
+
+/// A resource we receive.
+final class IncomingResource: @unchecked Sendable {
+    let key: TransferKey
+    /// The name as the sender wrote it (a re-offer must match it to resume).
+    let rawName: String
+    /// The sanitised file name.
+    let name: String
+    let sink: FileSink
+    let progress: Progress
+    var machine: ResourceReceiver
+    var url: URL?
+
+    init(key: TransferKey, rawName: String, size: UInt64, offset: UInt64, window: UInt32, sink: FileSink) {
+        self.key = key
+        self.rawName = rawName
+        self.name = ResourceName.sanitize(rawName)
+        self.sink = sink
+        self.progress = Progress(totalUnitCount: Int64(clamping: size))
+        self.progress.completedUnitCount = Int64(clamping: offset)
+        self.machine = ResourceReceiver(size: size, offset: offset, window: window)
+    }
+}
+
+/// A partial file kept after the link dropped, waiting for the sender to re-offer it.
+struct PartialResource {
+    let rawName: String
+    let size: UInt64
+    let sink: FileSink
+    let expiry: Scheduled<Void>
+}
+
+/// A stream we write.
+final class OutgoingStream: @unchecked Sendable {
+    let id: UInt64
+    let peer: PeerID
+    var window = SendWindow()
+    var offset: UInt64 = 0
+    var pending: [(bytes: ByteBuffer, promise: EventLoopPromise<Void>)] = []
+    var finishing: EventLoopPromise<Void>?
+    var opened: EventLoopPromise<Void>?
+    let ended: @Sendable (PeerMeshError) -> Void
+
+    init(id: UInt64, peer: PeerID, opened: EventLoopPromise<Void>, ended: @escaping @Sendable (PeerMeshError) -> Void) {
+        self.id = id
+        self.peer = peer
+        self.opened = opened
+        self.ended = ended
+    }
+}
+
+/// A stream we read.
+final class IncomingStream: @unchecked Sendable {
+    let bytes: ByteStream
+    var window: ReceiveWindow
+    var offset: UInt64 = 0
+
+    init(bytes: ByteStream, window: UInt32) {
+        self.bytes = bytes
+        self.window = ReceiveWindow(size: window)
+    }
+}
+
+/// A transfer the peer originated: its ID is only unique per sender.
+struct TransferKey: Hashable, Sendable {
+    let peer: PeerID
+    let id: UInt64
+}

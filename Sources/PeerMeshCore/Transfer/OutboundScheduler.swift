@@ -1,0 +1,132 @@
+/// One of the queues an `OutboundScheduler` serves.
+public enum OutboundQueue: Hashable, Sendable {
+    /// Strict priority: small frames the protocol needs promptly.
+    case control
+    /// Application messages, in send order.
+    case messages
+    /// One outgoing resource or stream, by transfer ID.
+    case transfer(UInt64)
+}
+
+/// Decides which frame a link writes next, so one peer's messages, resources and streams share its connection
+/// fairly: a small message never waits behind a whole file.
+///
+/// Control frames (handshake, credit, accept, reset, heartbeats) go first, always. Every other queue — the
+/// message queue and one queue per outgoing transfer — is served by deficit round robin: each turn a queue may
+/// send up to `quantum` bytes (carrying unused allowance only while it stays busy), so a queue of 64 KiB chunks
+/// and a queue of 100-byte messages get the same bandwidth share while both are busy. Within a queue, order is
+/// kept. A pure value: the link drains it one item at a time while its channel is writable.
+public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
+    /// A queue of outgoing frames.
+    public typealias Queue = OutboundQueue
+
+    private struct Lane: Sendable {
+        var items: [(item: Item, size: Int)] = []
+        var head = 0
+        var deficit = 0
+        var isEmpty: Bool { head == items.count }
+
+        mutating func pop() -> (item: Item, size: Int) {
+            let next = items[head]
+            head += 1
+            if head > 64, head * 2 > items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+            return next
+        }
+    }
+
+    /// Bytes a queue may send per round before the next queue's turn.
+    public let quantum: Int
+    private var control = Lane()
+    private var lanes: [Queue: Lane] = [:]
+    /// Busy non-control queues, in service order; the first one is being served.
+    private var active: [Queue] = []
+    /// Whether the first active queue already received this turn's quantum.
+    private var headTurnStarted = false
+    /// Items waiting, in all queues.
+    public private(set) var count = 0
+
+    /// Creates an empty scheduler.
+    public init(quantum: Int = 64 * 1024) { self.quantum = max(1, quantum) }
+
+    /// Whether nothing is waiting.
+    public var isEmpty: Bool { count == 0 }
+
+    /// Appends `item` (of `size` bytes on the wire) to `queue`.
+    public mutating func enqueue(_ item: Item, size: Int, to queue: Queue) {
+        count += 1
+        if queue == .control {
+            control.items.append((item, size))
+            return
+        }
+        var lane = lanes[queue] ?? Lane()
+        if lane.isEmpty {
+            // An idle queue earns no credit: it starts its next busy period from nothing.
+            lane.deficit = 0
+            active.append(queue)
+        }
+        lane.items.append((item, size))
+        lanes[queue] = lane
+    }
+
+    /// The next item to write, or nil when every queue is empty.
+    public mutating func next() -> Item? {
+        if !control.isEmpty {
+            count -= 1
+            return control.pop().item
+        }
+        while let queue = active.first {
+            var lane = lanes[queue]!
+            if !headTurnStarted {
+                lane.deficit += quantum
+                headTurnStarted = true
+            }
+            let size = lane.items[lane.head].size
+            if size > lane.deficit {
+                // Turn over: keep the unused allowance (the next turn adds to it) and serve the next queue.
+                lanes[queue] = lane
+                active.removeFirst()
+                active.append(queue)
+                headTurnStarted = false
+                continue
+            }
+            lane.deficit -= size
+            let item = lane.pop().item
+            count -= 1
+            if lane.isEmpty {
+                lanes[queue] = nil
+                active.removeFirst()
+                headTurnStarted = false
+            } else {
+                lanes[queue] = lane
+            }
+            return item
+        }
+        return nil
+    }
+
+    /// Removes and returns everything waiting in `queue` (a cancelled transfer's chunks).
+    public mutating func removeAll(in queue: Queue) -> [Item] {
+        if queue == .control {
+            let items = control.items[control.head...].map(\.item)
+            count -= items.count
+            control = Lane()
+            return items
+        }
+        guard let lane = lanes.removeValue(forKey: queue) else { return [] }
+        if active.first == queue { headTurnStarted = false }
+        active.removeAll { $0 == queue }
+        let items = lane.items[lane.head...].map(\.item)
+        count -= items.count
+        return items
+    }
+
+    /// Removes and returns everything waiting (the link closed).
+    public mutating func removeAll() -> [Item] {
+        var items = removeAll(in: .control)
+        for queue in active { items += removeAll(in: queue) }
+        return items
+    }
+}
