@@ -195,7 +195,7 @@ struct BenchCommand: AsyncParsableCommand {
         /// A scratch file of `fileSize` pseudo-random bytes (so nothing compresses or dedupes), removed by the caller.
         private func makeFile() throws -> URL {
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-file-\(getpid())")
-            FileManager.default.createFile(atPath: url.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
             let handle = try FileHandle(forWritingTo: url)
             defer { try? handle.close() }
             var block = [UInt8](repeating: 0, count: 1 << 20)

@@ -374,3 +374,23 @@ struct LinkStateMachineTests {
         #expect(fresh.connector.connectionClosed()?.code == .connectionClosed)
     }
 }
+
+@Suite("Liveness while reading is paused")
+struct ReadingPausedTests {
+    @Test func silenceIsNotJudgedWhileWeDeliberatelyStopReading() {
+        var pair = LinkPair()
+        pair.start()
+        var connector = pair.connector
+        let start = pair.now
+        connector.readingPaused(true, now: start)
+        for step in 1...100 {
+            let actions = connector.tick(now: start + .milliseconds(Int64(step) * 100))
+            #expect(!actions.contains { if case .close = $0 { true } else { false } })
+        }
+        // Reading resumes: the full timeout runs again from here.
+        let resumed = start + .seconds(10)
+        connector.readingPaused(false, now: resumed)
+        #expect(!connector.tick(now: resumed + .milliseconds(3_900)).contains { if case .close = $0 { true } else { false } })
+        #expect(connector.tick(now: resumed + .seconds(4)).contains { if case .close(let r) = $0 { r?.code == .livenessTimeout } else { false } })
+    }
+}

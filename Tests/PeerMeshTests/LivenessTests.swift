@@ -34,7 +34,8 @@ struct LivenessTests {
         let state = await me.waitFor(peer, \.isNotConnected, timeout: .seconds(8))
         #expect(state?.reasonCode == .livenessTimeout)
         let elapsed = ContinuousClock.now - frozenAt
-        #expect(elapsed >= .milliseconds(1500) && elapsed < .seconds(6), "took \(elapsed)")
+        // Heartbeats arrive every 0.5 s, so the last one can be up to that much older than the freeze.
+        #expect(elapsed >= .seconds(1) && elapsed < .seconds(6), "took \(elapsed)")
         await me.shutdown()
     }
 

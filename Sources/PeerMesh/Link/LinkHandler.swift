@@ -124,6 +124,7 @@ final class LinkHandler: ChannelInboundHandler {
 
     /// Stops or resumes reading from the peer (receive-side back-pressure).
     func setAutoRead(_ on: Bool) {
+        machine.readingPaused(!on, now: .now())
         context?.channel.setOption(.autoRead, value: on).whenFailure { _ in }
     }
 

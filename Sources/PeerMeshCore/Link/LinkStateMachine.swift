@@ -86,6 +86,7 @@ public struct LinkStateMachine: Sendable {
     private var state: State = .idle
     private var deadline: NIODeadline
     private var lastReceived: NIODeadline
+    private var isReadingPaused = false
     private var lastSent: NIODeadline
     private var fragmenter = MessageFragmenter()
     /// Data frames dropped because they arrived before the peer was accepted.
@@ -314,13 +315,22 @@ public struct LinkStateMachine: Sendable {
     /// The handler wrote a frame that did not come from this machine (a transfer chunk): no heartbeat is needed.
     public mutating func noteSent(now: NIODeadline) { lastSent = now }
 
+    /// We stopped (or resumed) reading from the peer on purpose, because our app is not keeping up.
+    ///
+    /// While paused, the peer's heartbeats wait unread behind its data, so silence proves nothing: liveness is
+    /// not judged, and the clock restarts when reading resumes.
+    public mutating func readingPaused(_ paused: Bool, now: NIODeadline) {
+        isReadingPaused = paused
+        if !paused { lastReceived = now }
+    }
+
     /// Time passed: enforce the handshake deadline, liveness, and heartbeats.
     public mutating func tick(now: NIODeadline) -> [Action] {
         switch state {
         case .idle, .closed:
             return []
         case .connected:
-            if now - lastReceived >= configuration.livenessTimeout {
+            if !isReadingPaused, now - lastReceived >= configuration.livenessTimeout {
                 return fail(PeerMeshError(
                     .livenessTimeout,
                     "Nothing arrived from the peer for \(configuration.livenessTimeout.milliseconds) ms; it is gone or unreachable."

@@ -31,10 +31,12 @@ actor EventLog {
             break
         }
         events.append(event)
-        for waiter in waiters where waiter.matches(event) {
-            waiter.continuation.resume(returning: event)
+        // Each predicate runs once per event: tests may pass predicates that count.
+        var remaining: [(id: UUID, matches: @Sendable (SessionEvent) -> Bool, continuation: CheckedContinuation<SessionEvent?, Never>)] = []
+        for waiter in waiters {
+            if waiter.matches(event) { waiter.continuation.resume(returning: event) } else { remaining.append(waiter) }
         }
-        waiters.removeAll { $0.matches(event) }
+        waiters = remaining
     }
 
     /// The first recorded event matching `matches`, waiting up to `timeout` for it.

@@ -18,7 +18,7 @@ struct Scratch {
     /// do not starve the parallel suite of CPU.
     func file(_ name: String, size: Int, seed: UInt64 = 0) throws -> (URL, [UInt8]) {
         let url = base.appendingPathComponent(name)
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         var generator = SystemRandomNumberGenerator()
@@ -42,7 +42,7 @@ struct Scratch {
     /// A sparse file of `size` zero bytes: free to create, for tests where the content does not matter.
     func sparseFile(_ name: String, size: Int) throws -> URL {
         let url = base.appendingPathComponent(name)
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         let handle = try FileHandle(forWritingTo: url)
         try handle.truncate(atOffset: UInt64(size))
         try handle.close()
