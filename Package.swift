@@ -28,10 +28,17 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        .systemLibrary(
+            name: "CAvahi",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
+        .target(name: "PeerMeshAvahi", dependencies: ["CAvahi", "PeerMeshCore"]),
         .target(
             name: "PeerMesh",
             dependencies: [
                 "PeerMeshCore",
+                "PeerMeshAvahi",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -60,6 +67,9 @@ let package = Package(
             ],
             resources: [.copy("FuzzCrashes")]
         ),
+        // Drives the far side of the multi-host discovery tests from inside another test host.
+        .executableTarget(name: "peermesh-avahi-probe", dependencies: ["PeerMeshAvahi"]),
+        .testTarget(name: "PeerMeshAvahiTests", dependencies: ["PeerMeshAvahi", "peermesh-avahi-probe"]),
         .testTarget(
             name: "PeerMeshTests",
             dependencies: [

@@ -87,13 +87,24 @@ struct InvitationOutcomeTests {
     }
 
     @Test func nobodyListeningIsAConnectionFailure() async throws {
-        let host = try TestPeer("host")
-        let data = try await host.connectionData()
-        await host.shutdown()
+        // A port bound but never listened on: connections to it are refused, and no parallel test can take it.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = UInt16(bigEndian: address.sin_port)
+        let data = try ConnectionData(peerID: try Identity.generate(displayName: "ghost").peerID, encryption: .required,
+                                      endpoints: [try .init(address: [127, 0, 0, 1], port: port)])
         let joiner = try TestPeer("joiner")
         let error = await peerMeshError { try await joiner.session.connect(using: data, timeout: .seconds(2)) }
         #expect(error?.code == .connectionFailed)
-        #expect(error?.message.contains("127.0.0.1") == true)
+        #expect(error?.message.contains("127.0.0.1:\(port)") == true)
         await joiner.shutdown()
     }
 

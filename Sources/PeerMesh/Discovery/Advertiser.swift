@@ -1,0 +1,135 @@
+import Foundation
+import NIOConcurrencyHelpers
+import PeerMeshAvahi
+import PeerMeshCore
+
+/// Advertises a session under a service type through avahi-daemon (mDNS/DNS-SD), like Multipeer Connectivity's
+/// `MCNearbyServiceAdvertiser`. Browsers of the same type find it and invite it; the invitations arrive on the
+/// session's `events` as `.invitation`.
+///
+/// The instance name is the display name (renamed by Avahi on a collision; `events` says to what). The PeerID,
+/// display name and encryption preference travel in the TXT record under reserved `pm.` keys, beside the app's
+/// `discoveryInfo`. Stopping the advertiser never touches the session or its peers.
+public final class Advertiser: Sendable {
+    /// The session whose listener is advertised.
+    public let session: Session
+    /// The validated service type (advertised as `_<type>._tcp`).
+    public let serviceType: ServiceType
+    /// The app's discovery info, as advertised.
+    public let discoveryInfo: [String: String]
+    /// What happens to the advertisement, in order (one reader).
+    public let events: AsyncStream<AdvertiserEvent>
+
+    private let continuation: AsyncStream<AdvertiserEvent>.Continuation
+    private let txt: [[UInt8]]
+    private let running = NIOLockedValueBox<Running?>(nil)
+
+    private struct Running: Sendable {
+        let client: AvahiClient
+        let publisher: ServicePublisher
+        let pumps: [Task<Void, Never>]
+    }
+
+    /// Validates the service type (RFC 6335, as MC) and the discovery info (each `key=value` ≤ 255 bytes, the
+    /// whole record ≤ 400 bytes, no `pm.` keys); throws `invalidServiceType` / `invalidDiscoveryInfo` naming
+    /// the rule broken.
+    public init(session: Session, serviceType: String, discoveryInfo: [String: String] = [:]) throws(PeerMeshError) {
+        self.session = session
+        self.serviceType = try ServiceType(serviceType)
+        self.discoveryInfo = discoveryInfo
+        self.txt = try TXTRecordEncoder.encode(
+            discoveryInfo: discoveryInfo, reserved: TXTKeys.reserved(for: session.myPeerID, encryption: session.encryption)
+        )
+        (events, continuation) = AsyncStream.makeStream(of: AdvertiserEvent.self)
+    }
+
+    deinit {
+        stop()
+        continuation.finish()
+    }
+
+    /// Starts the session's listener if needed and publishes it. Throws `daemonNotRunning` (saying how to
+    /// start avahi-daemon) when the daemon is not running. Calling it again while advertising does nothing.
+    public func start() async throws(PeerMeshError) {
+        guard running.withLockedValue({ $0 == nil }) else { return }
+        let address = try await session.start()
+        guard let port = address.port, port > 0, port <= UInt16.max else {
+            throw PeerMeshError(.listenFailed, "The session's listener has no TCP port to advertise.")
+        }
+        let client = try AvahiClient()
+        let publisher = try ServicePublisher(
+            client: client, name: session.myPeerID.displayName, type: serviceType.dnsSDType, port: UInt16(port), txt: txt
+        )
+        let continuation = self.continuation
+        let publisherPump = Task {
+            for await event in publisher.events {
+                switch event {
+                case .established(let name): continuation.yield(.published(name: name))
+                case .renamed(let name): continuation.yield(.renamed(name: name))
+                case .failed(let error): continuation.yield(.failed(error))
+                }
+            }
+        }
+        let statePump = Task { await DiscoveryHealth.report(client.states, to: continuation) }
+        let started = running.withLockedValue { current -> Bool in
+            guard current == nil else { return false }
+            current = Running(client: client, publisher: publisher, pumps: [publisherPump, statePump])
+            return true
+        }
+        guard started else {
+            publisherPump.cancel()
+            statePump.cancel()
+            return
+        }
+        publisher.start()
+    }
+
+    /// Withdraws the advertisement (the session and its peers are untouched). `start()` may follow any number
+    /// of times.
+    public func stop() {
+        guard let current = running.withLockedValue({ value in defer { value = nil }; return value }) else { return }
+        current.publisher.stop()
+        for pump in current.pumps { pump.cancel() }
+    }
+
+    /// The instance name currently advertised (it changes on collisions), or nil when stopped.
+    public var instanceName: String? { running.withLockedValue { $0?.publisher.name } }
+}
+
+/// Turns the Avahi client's states into "discovery is down" / "restored" events.
+enum DiscoveryHealth {
+    static func report<Event: Sendable>(
+        _ states: AsyncStream<AvahiClient.State>,
+        to continuation: AsyncStream<Event>.Continuation
+    ) async where Event: DiscoveryHealthEvent {
+        var up = true
+        for await state in states {
+            if up, !state.isUp {
+                up = false
+                continuation.yield(.down(PeerMeshError(
+                    .discoveryDisconnected,
+                    "avahi-daemon went away; discovery resumes by itself when it is back (start it with `systemctl start avahi-daemon`)."
+                )))
+            } else if !up, state.isUp {
+                up = true
+                continuation.yield(.restored)
+            }
+        }
+    }
+}
+
+/// Events that can say discovery is down or restored.
+protocol DiscoveryHealthEvent {
+    static func down(_ error: PeerMeshError) -> Self
+    static var restored: Self { get }
+}
+
+extension AdvertiserEvent: DiscoveryHealthEvent {
+    static func down(_ error: PeerMeshError) -> AdvertiserEvent { .discoveryDown(error) }
+    static var restored: AdvertiserEvent { .discoveryRestored }
+}
+
+extension BrowserEvent: DiscoveryHealthEvent {
+    static func down(_ error: PeerMeshError) -> BrowserEvent { .discoveryDown(error) }
+    static var restored: BrowserEvent { .discoveryRestored }
+}
