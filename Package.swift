@@ -69,12 +69,15 @@ let package = Package(
         ),
         // Drives the far side of the multi-host discovery tests from inside another test host.
         .executableTarget(name: "peermesh-avahi-probe", dependencies: ["PeerMeshAvahi"]),
-        .testTarget(name: "PeerMeshAvahiTests", dependencies: ["PeerMeshAvahi", "peermesh-avahi-probe"]),
+        // Test hosts (network namespaces) and child processes, shared by the test targets.
+        .target(name: "PeerMeshTestSupport", path: "Tests/PeerMeshTestSupport"),
+        .testTarget(name: "PeerMeshAvahiTests", dependencies: ["PeerMeshAvahi", "PeerMeshTestSupport", "peermesh-avahi-probe"]),
         .testTarget(
             name: "PeerMeshTests",
             dependencies: [
                 "PeerMesh",
                 "PeerMeshCore",
+                "PeerMeshTestSupport",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),

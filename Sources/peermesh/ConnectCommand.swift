@@ -36,8 +36,7 @@ struct ConnectCommand: AsyncParsableCommand {
         let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: "127.0.0.1"))
         let printer = Task {
             for await event in mesh.events {
-                print(EventPrinter.line(event, me: identity.peerID))
-                flushOutput()
+                writeLine(EventPrinter.line(event, me: identity.peerID))
             }
         }
         do {
@@ -46,8 +45,7 @@ struct ConnectCommand: AsyncParsableCommand {
             for file in files {
                 let url = URL(fileURLWithPath: file)
                 try await mesh.sendResource(at: url, name: url.lastPathComponent, to: peer)
-                print("sent \(url.lastPathComponent)")
-                flushOutput()
+                writeLine("sent \(url.lastPathComponent)")
             }
             if !stay {
                 await mesh.disconnect()

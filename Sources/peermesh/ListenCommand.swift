@@ -32,15 +32,13 @@ struct ListenCommand: AsyncParsableCommand {
         let identity = try session.loadIdentity()
         let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: host, port: port))
         let code = try await mesh.connectionData().encoded
-        print("listening as \(identity.peerID) — connection code:")
-        print(code)
+        writeLine("listening as \(identity.peerID) — connection code:")
+        writeLine(code)
         if let connectionDataFile {
             try Data((code + "\n").utf8).write(to: URL(fileURLWithPath: connectionDataFile), options: .atomic)
         }
-        flushOutput()
         for await event in mesh.events {
-            print(EventPrinter.line(event, me: identity.peerID))
-            flushOutput()
+            writeLine(EventPrinter.line(event, me: identity.peerID))
             switch event {
             case .invitation(let invitation):
                 if accept == .all { try? invitation.accept() } else { try? invitation.decline() }

@@ -96,5 +96,11 @@ func printError(_ text: String) {
     FileHandle.standardError.write(Data((text + "\n").utf8))
 }
 
-/// Flushes standard output so piped readers see each line at once.
-func flushOutput() { fflush(nil) }
+/// Writes `text` straight to standard output's file descriptor: each line reaches a pipe at once, and no stdio
+/// lock is shared with a thread blocked reading standard input (glibc's `fflush(NULL)` would wait for it).
+func writeOut(_ text: String) {
+    FileHandle.standardOutput.write(Data(text.utf8))
+}
+
+/// `writeOut` with a newline.
+func writeLine(_ text: String) { writeOut(text + "\n") }

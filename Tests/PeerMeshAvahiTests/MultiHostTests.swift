@@ -1,4 +1,5 @@
 import Foundation
+import PeerMeshTestSupport
 import Testing
 
 /// Scenarios that need hosts of their own (made with `Scripts/testhost`), with the probe as the PeerMesh

@@ -1,4 +1,5 @@
 import Foundation
+import PeerMeshTestSupport
 import PeerMeshCore
 import Testing
 @testable import PeerMeshAvahi

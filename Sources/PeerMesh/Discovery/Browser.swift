@@ -110,6 +110,9 @@ public final class Browser: Sendable {
                 return [.skipped(instance: advertisement.displayName ?? advertisement.peerKey, reason: "no valid display name in its TXT record")]
             }
             let usable = endpoints.compactMap(\.connectionEndpoint)
+            // A peer is announced once it has an address we can connect to: its first record may carry only an
+            // IPv6 link-local address, and the usable IPv4 record arrives as an update.
+            guard !usable.isEmpty else { return [] }
             let encryption = advertisement.encryption.flatMap(EncryptionPreference.init(name:)) ?? .required
             let entry = FoundPeer(peerID: peer, discoveryInfo: advertisement.discoveryInfo, encryption: encryption,
                                   endpoints: Array(usable.prefix(ConnectionData.maximumEndpoints)))
@@ -117,7 +120,7 @@ public final class Browser: Sendable {
                 defer { peers[peer] = entry }
                 return peers[peer] == nil
             }
-            return isNew && !usable.isEmpty ? [.found(peer, discoveryInfo: entry.discoveryInfo)] : []
+            return isNew ? [.found(peer, discoveryInfo: entry.discoveryInfo)] : []
         case .lost(let peerKey):
             guard let peer = found.withLockedValue({ peers in
                 let match = peers.keys.first { $0.id == peerKey }

@@ -1,0 +1,319 @@
+import ArgumentParser
+import Foundation
+import NIOConcurrencyHelpers
+import PeerMesh
+
+/// Options shared by the room commands.
+struct RoomOptions: ParsableArguments {
+    @Option(help: "DNS-SD service type (1–15 lowercase letters, digits, hyphens); apps can use their own.")
+    var serviceType = "peermesh"
+
+    @Flag(help: "Print one JSON object per line instead of text.")
+    var json = false
+
+    @Option(help: "Most members in the room, counting yourself.")
+    var maxPeers = 8
+
+    @Option(help: "Where received files go. Default: $XDG_DOWNLOAD_DIR/PeerMesh, ~/Downloads/PeerMesh, or ./PeerMesh Downloads.")
+    var downloads: String?
+
+    /// The receiving directory: the option, else a `PeerMesh` folder in the user's download directory, else
+    /// `PeerMesh Downloads` in the current directory.
+    var downloadsDirectory: URL {
+        if let downloads { return URL(fileURLWithPath: downloads) }
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_DOWNLOAD_DIR"], !xdg.isEmpty {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("PeerMesh")
+        }
+        let home = URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent("Downloads")
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: home.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return home.appendingPathComponent("PeerMesh")
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("PeerMesh Downloads")
+    }
+}
+
+/// Who may join through us.
+enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable { case all, ask, none }
+
+/// A room we are in: the session, our advertisement of the room (so others can join through us), and the loop
+/// that joins typed lines, peers' events and Ctrl-C together.
+final class Room: Sendable {
+    let session: Session
+    let name: String
+    let output: RoomOutput
+    let accept: AcceptPolicy
+    let advertiser: Advertiser
+    private let question = NIOLockedValueBox<Invitation?>(nil)
+    private let acknowledged = NIOLockedValueBox<[String: Set<PeerID>]>([:])
+
+    init(session: Session, name: String, serviceType: String, accept: AcceptPolicy, output: RoomOutput) throws(PeerMeshError) {
+        self.session = session
+        self.name = name
+        self.accept = accept
+        self.output = output
+        self.advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: [RoomKeys.room: name])
+    }
+
+    /// Publishes the room; avahi-daemon trouble becomes a one-line error.
+    func advertise() async throws {
+        do { try await advertiser.start() } catch { throw CLIError(error.message) }
+    }
+
+    /// Runs until `/quit`, the end of standard input, or SIGINT/SIGTERM; then leaves cleanly.
+    func runInteractive(readInput: Bool = true) async {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.followSession(); return false }
+            group.addTask { await self.followAdvertiser(); return false }
+            group.addTask {
+                for await _ in TerminationSignals.stream() { return true }
+                return true
+            }
+            if readInput {
+                group.addTask {
+                    for await line in LineReader.lines() where await !self.handle(line) { return true }
+                    return true
+                }
+            }
+            while let finished = await group.next() {
+                if finished { break }
+            }
+            await leave()
+            group.cancelAll()
+        }
+    }
+
+    /// Leaves the room: peers see us go at once, and the advertisement is withdrawn.
+    func leave() async {
+        advertiser.stop()
+        await session.disconnect()
+    }
+
+    /// Sends `text` to every member and waits (up to `timeout`) until each acknowledged it.
+    func say(_ text: String, timeout: Duration) async throws -> Int {
+        let members = session.connectedPeers
+        guard !members.isEmpty else { throw CLIError("Nobody else is in the room.") }
+        let message = RoomMessage.chat(text)
+        acknowledged.withLockedValue { $0[message.id] = [] }
+        try await session.send(message.encoded, to: members)
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let acks = acknowledged.withLockedValue { $0[message.id] ?? [] }
+            if Set(members).isSubset(of: acks) { return members.count }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let missing = Set(members).subtracting(acknowledged.withLockedValue { $0[message.id] ?? [] })
+        throw CLIError("No acknowledgement from \(missing.map(\.displayName).sorted().joined(separator: ", ")) within \(timeout).")
+    }
+
+    // MARK: Input
+
+    /// Handles one typed line; returns false to leave.
+    private func handle(_ line: String) async -> Bool {
+        if let pending = question.withLockedValue({ value in defer { value = nil }; return value }) {
+            let yes = line.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y")
+            do {
+                if yes { try pending.accept() } else { try pending.decline() }
+            } catch {
+                output.error(error.message)
+            }
+            return true
+        }
+        switch line.trimmingCharacters(in: .whitespaces) {
+        case "":
+            return true
+        case "/quit":
+            return false
+        case "/peers":
+            listPeers()
+            return true
+        case "/help":
+            writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file, /peers lists members, /quit leaves.")
+            return true
+        case let command where command.hasPrefix("/send"):
+            Task { await sendFile(command) }
+            return true
+        case let command where command.hasPrefix("/"):
+            output.error("Unknown command \(command.split(separator: " ").first ?? ""); /help lists them.")
+            return true
+        default:
+            let members = session.connectedPeers
+            guard !members.isEmpty else {
+                output.error("Nobody else is in the room yet; your line was not sent.")
+                return true
+            }
+            do {
+                try await session.send(RoomMessage.chat(line).encoded, to: members)
+                if output.json { output.event("sent", ["text": line, "to": "\(members.count)"], human: "") }
+            } catch {
+                output.error(error.message)
+            }
+            return true
+        }
+    }
+
+    /// `/send <path>` to everyone, `/send @name <path>` to one member; errors are one line each.
+    private func sendFile(_ command: String) async {
+        var rest = command.dropFirst("/send".count).trimmingCharacters(in: .whitespaces)
+        var recipients = session.connectedPeers
+        if rest.hasPrefix("@") {
+            let name = String(rest.dropFirst().prefix { $0 != " " })
+            rest = rest.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)
+            let matches = recipients.filter { $0.displayName == name }
+            guard matches.count == 1 else {
+                output.error(matches.isEmpty ? "Nobody called \(name) is in the room; /peers lists members."
+                                             : "Several members are called \(name); files go to one of them only by a unique name.")
+                return
+            }
+            recipients = matches
+        }
+        guard !rest.isEmpty else {
+            output.error("Usage: /send [@name] <path>")
+            return
+        }
+        do {
+            try await sendFile(at: URL(fileURLWithPath: (rest as NSString).expandingTildeInPath), to: recipients)
+        } catch let error as CLIError {
+            output.error(error.description)
+        } catch {
+            output.error("\(error)")
+        }
+    }
+
+    /// Sends a file to `recipients` at once with a live progress bar; returns when every one of them has
+    /// verified it (SHA-256) and holds it at its final name.
+    @discardableResult
+    func sendFile(at url: URL, to recipients: [PeerID]) async throws -> Int {
+        guard !recipients.isEmpty else { throw CLIError("Nobody else is in the room; the file was not sent.") }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+              let size = (attributes[.size] as? NSNumber)?.int64Value, FileManager.default.isReadableFile(atPath: url.path) else {
+            throw CLIError("Cannot read \(url.path): check the path and its permissions.")
+        }
+        let name = url.lastPathComponent
+        let bar = ProgressBar(label: "sending \(name)", total: size * Int64(recipients.count))
+        output.event("file-sending", ["file": name, "bytes": "\(size)", "to": "\(recipients.count)"],
+                     human: "sending \"\(name)\" (\(ProgressBar.bytes(size))) to \(recipients.map(\.displayName).joined(separator: ", "))")
+        let progresses = NIOLockedValueBox<[Progress]>([])
+        let ticker = Task {
+            while !Task.isCancelled {
+                bar.update(completed: progresses.withLockedValue { $0.reduce(0) { $0 + $1.completedUnitCount } })
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let failures = await withTaskGroup(of: (PeerID, PeerMeshError?).self) { group in
+            for peer in recipients {
+                group.addTask {
+                    let outcome = await attempt { () async throws(PeerMeshError) in
+                        try await self.session.sendResource(at: url, name: name, to: peer) { progress in
+                            progresses.withLockedValue { $0.append(progress) }
+                        }
+                    }
+                    if case .failure(let error) = outcome { return (peer, error) }
+                    return (peer, nil)
+                }
+            }
+            return await group.reduce(into: [(PeerID, PeerMeshError)]()) { if let error = $1.1 { $0.append(($1.0, error)) } }
+        }
+        ticker.cancel()
+        bar.finish()
+        for (peer, error) in failures {
+            output.error("\"\(name)\" to \(peer.displayName) failed: \(error.message)")
+        }
+        guard failures.isEmpty else { throw CLIError("\"\(name)\" did not reach \(failures.count) of \(recipients.count) member(s).") }
+        output.event("file-sent", ["file": name, "to": "\(recipients.count)"],
+                     human: "\"\(name)\" delivered and verified by \(recipients.count) member(s)")
+        return recipients.count
+    }
+
+    private func listPeers() {
+        let me = session.myPeerID
+        let members = session.connectedPeers
+        if members.isEmpty { output.event("peers", ["count": "0"], human: "nobody else is in the room") }
+        for peer in members {
+            let code = VerificationCode.between(me, peer)
+            output.event("peer", RoomOutput.fields(peer).merging(["code": code, "route": "direct"]) { $1 },
+                         human: "\(peer) — verification code \(code) — direct")
+        }
+    }
+
+    // MARK: Events
+
+    private func followSession() async {
+        let me = session.myPeerID
+        for await event in session.events {
+            switch event {
+            case .invitation(let invitation):
+                answer(invitation)
+            case .peerChanged(let peer, .connected):
+                output.event("joined", RoomOutput.fields(peer).merging(["code": VerificationCode.between(me, peer)]) { $1 },
+                             human: "\(peer) joined — verification code \(VerificationCode.between(me, peer))")
+            case .peerChanged(let peer, .notConnected(let reason)):
+                var fields = RoomOutput.fields(peer)
+                if let reason, reason.code != .peerDisconnected { fields["reason"] = reason.message }
+                output.event("left", fields, human: "\(peer.displayName) left" + (fields["reason"].map { " (\($0))" } ?? ""))
+            case .peerChanged:
+                break
+            case .received(let data, let peer):
+                let message = RoomMessage.decode(data)
+                switch message.kind {
+                case .chat:
+                    output.event("message", RoomOutput.fields(peer).merging(["text": message.text ?? ""]) { $1 },
+                                 human: "\(peer.displayName): \(message.text ?? "")")
+                    if !message.id.isEmpty { try? await session.send(RoomMessage.ack(message.id).encoded, to: [peer]) }
+                case .ack:
+                    acknowledged.withLockedValue { _ = $0[message.id, default: []].insert(peer) }
+                }
+            case .resourceStarted(let file, let peer, _):
+                output.event("file-started", RoomOutput.fields(peer).merging(["file": file]) { $1 },
+                             human: "receiving \"\(file)\" from \(peer.displayName)…")
+            case .resourceFinished(let file, let peer, .success(let url)):
+                output.event("file-received", RoomOutput.fields(peer).merging(["file": file, "path": url.path]) { $1 },
+                             human: "received \"\(file)\" from \(peer.displayName) (SHA-256 verified) → \(url.path)")
+            case .resourceFinished(let file, let peer, .failure(let error)):
+                output.event("file-failed", RoomOutput.fields(peer).merging(["file": file, "message": error.message]) { $1 },
+                             human: "\"\(file)\" from \(peer.displayName) failed: \(error.message)")
+            case .streamOpened(let stream, let peer, let bytes):
+                // Rooms exchange messages and files; another app's stream is read and dropped so it cannot stall.
+                output.event("stream-ignored", RoomOutput.fields(peer).merging(["stream": stream]) { $1 },
+                             human: "\(peer.displayName) opened a stream \"\(stream)\" (rooms do not use streams; ignored)")
+                Task { do { for try await _ in bytes {} } catch {} }
+            case .incomingConnectionFailed(let peer, let error):
+                output.event("connection-failed", ["message": error.message, "peer": peer?.displayName ?? ""],
+                             human: "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(error.message)")
+            }
+        }
+    }
+
+    private func answer(_ invitation: Invitation) {
+        guard String(decoding: invitation.context, as: UTF8.self) == name else {
+            try? invitation.decline()   // an invitation meant for another room on this service type
+            return
+        }
+        switch accept {
+        case .all: try? invitation.accept()
+        case .none: try? invitation.decline()
+        case .ask:
+            question.withLockedValue { $0 = invitation }
+            output.event("question", RoomOutput.fields(invitation.peer).merging(["code": invitation.verificationCode]) { $1 },
+                         human: "\(invitation.peer) wants to join (verification code \(invitation.verificationCode)). Accept? [y/n]")
+        }
+    }
+
+    private func followAdvertiser() async {
+        for await event in advertiser.events {
+            switch event {
+            case .published(let instance):
+                output.event("advertised", ["room": name, "instance": instance], human: "room \"\(name)\" is visible as \"\(instance)\"")
+            case .renamed(let instance):
+                output.event("renamed", ["instance": instance], human: "the name was taken; now visible as \"\(instance)\"")
+            case .discoveryDown(let error):
+                output.event("discovery-down", ["message": error.message], human: "discovery is down: \(error.message)")
+            case .discoveryRestored:
+                output.event("discovery-restored", [:], human: "discovery is back")
+            case .failed(let error):
+                output.error(error.message)
+            }
+        }
+    }
+}

@@ -1,0 +1,243 @@
+import ArgumentParser
+import Foundation
+import PeerMesh
+
+/// `peermesh host <room>`.
+struct HostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "host",
+        abstract: "Host a room: advertise it on the local network, admit joiners, chat."
+    )
+
+    @Argument(help: "The room's name (free text, 1–63 bytes).")
+    var room: String
+
+    @OptionGroup var session: SessionOptions
+    @OptionGroup var options: RoomOptions
+
+    @Option(help: "Who may join: all, ask (prompt y/n with the joiner's verification code) or none.")
+    var accept: AcceptPolicy = .all
+
+    func run() async throws {
+        try await runRoom {
+            let name = try RoomKeys.validate(room)
+            let output = RoomOutput(json: options.json)
+            let mesh = try makeSession(session, options)
+            let room = try Room(session: mesh, name: name, serviceType: options.serviceType, accept: accept, output: output)
+            try await room.advertise()
+            output.event("hosting", RoomOutput.fields(mesh.myPeerID).merging(["room": name]) { $1 },
+                         human: "hosting \"\(name)\" as \(mesh.myPeerID) — type to chat, /peers, /quit")
+            await room.runInteractive()
+        }
+    }
+}
+
+/// `peermesh join <room>`.
+struct JoinCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Join a room found on the local network, then chat."
+    )
+
+    @Argument(help: "The room's name.")
+    var room: String
+
+    @Option(help: "Join through this member (display name) instead of the first one found.")
+    var host: String?
+
+    @Option(help: "Seconds to look for the room.")
+    var timeout: Double = 10
+
+    @OptionGroup var session: SessionOptions
+    @OptionGroup var options: RoomOptions
+
+    @Option(help: "Who may join through you: all, ask or none.")
+    var accept: AcceptPolicy = .all
+
+    func run() async throws {
+        try await runRoom {
+            let name = try RoomKeys.validate(room)
+            let output = RoomOutput(json: options.json)
+            let mesh = try makeSession(session, options)
+            let member = try await enterRoom(name, session: mesh, serviceType: options.serviceType, host: host, timeout: timeout, output: output)
+            let room = try Room(session: mesh, name: name, serviceType: options.serviceType, accept: accept, output: output)
+            try await room.advertise()
+            output.event("joined-room", RoomOutput.fields(member).merging(["room": name]) { $1 },
+                         human: "joined \"\(name)\" through \(member) — type to chat, /peers, /quit")
+            await room.runInteractive()
+        }
+    }
+}
+
+/// `peermesh send --room R --message M`.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Join a room, deliver a message to every member, wait for their acknowledgements, leave."
+    )
+
+    @Option(help: "The room's name.")
+    var room: String
+
+    @Option(help: "A message to deliver.")
+    var message: String?
+
+    @Option(help: "A file to deliver (each member verifies its SHA-256).")
+    var file: String?
+
+    @Option(help: "Seconds to find the room, and then to wait for acknowledgements.")
+    var timeout: Double = 10
+
+    @OptionGroup var session: SessionOptions
+    @OptionGroup var options: RoomOptions
+
+    func run() async throws {
+        try await runRoom {
+            guard message != nil || file != nil else { throw CLIError("Give --message, --file or both.", exitCode: 2) }
+            if let file, !FileManager.default.isReadableFile(atPath: file) {
+                throw CLIError("Cannot read \(file): check the path and its permissions.", exitCode: 2)
+            }
+            let name = try RoomKeys.validate(room)
+            let output = RoomOutput(json: options.json)
+            let mesh = try makeSession(session, options)
+            let member = try await enterRoom(name, session: mesh, serviceType: options.serviceType, host: nil, timeout: timeout, output: output)
+            let room = try Room(session: mesh, name: name, serviceType: options.serviceType, accept: .none, output: output)
+            let following = Task { await room.runInteractive(readInput: false) }
+            defer { following.cancel() }
+            do {
+                if let message {
+                    let count = try await room.say(message, timeout: .milliseconds(Int64(timeout * 1000)))
+                    output.event("delivered", ["room": name, "to": "\(count)"], human: "delivered to \(count) member(s) of \"\(name)\" (through \(member.displayName))")
+                }
+                if let file {
+                    try await room.sendFile(at: URL(fileURLWithPath: file), to: mesh.connectedPeers)
+                }
+            } catch {
+                await room.leave()
+                throw error
+            }
+            await room.leave()
+        }
+    }
+}
+
+/// `peermesh browse`.
+struct BrowseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "browse",
+        abstract: "List the rooms and their hosts visible on the local network."
+    )
+
+    @Option(help: "Seconds to listen.")
+    var timeout: Double = 3
+
+    @OptionGroup var session: SessionOptions
+    @OptionGroup var options: RoomOptions
+
+    func run() async throws {
+        try await runRoom {
+            let output = RoomOutput(json: options.json)
+            let mesh = try makeSession(session, options)
+            let browser = try Browser(session: mesh, serviceType: options.serviceType)
+            if case .failure(let error) = await attempt({ () async throws(PeerMeshError) in try await browser.start() }) {
+                throw CLIError(error.message)
+            }
+            let deadline = Task {
+                try? await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
+                browser.stop()
+            }
+            var count = 0
+            let listing = Task {
+                for await event in browser.events {
+                    guard case .found(let peer, let info) = event else { continue }
+                    count += 1
+                    let room = info[RoomKeys.room] ?? "(no room)"
+                    let addresses = browser.foundPeers.first { $0.peerID == peer }?.endpoints.map(\.description).joined(separator: " ") ?? ""
+                    output.event("room", RoomOutput.fields(peer).merging(["room": room, "addresses": addresses]) { $1 },
+                                 human: "\(room)\t\(peer)\t\(addresses)")
+                }
+                return count
+            }
+            await deadline.value
+            listing.cancel()
+            let found = await listing.value
+            if !options.json { writeLine("\(found) peer(s) found") }
+            await mesh.disconnect()
+        }
+    }
+}
+
+// MARK: Shared steps
+
+func makeSession(_ options: SessionOptions, _ room: RoomOptions) throws -> Session {
+    var configuration = options.configuration()
+    configuration.maximumPeers = room.maxPeers
+    configuration.receivingDirectory = room.downloadsDirectory
+    return try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
+}
+
+/// Finds a member of `room` (optionally a given one) and joins it; typed, one-line errors otherwise.
+func enterRoom(_ room: String, session: Session, serviceType: String, host: String?, timeout: Double, output: RoomOutput) async throws -> PeerID {
+    let browser = try Browser(session: session, serviceType: serviceType)
+    if case .failure(let error) = await attempt({ () async throws(PeerMeshError) in try await browser.start() }) {
+        throw CLIError(error.message)
+    }
+    defer { browser.stop() }
+    let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+    // The browser's event stream outlives stop() (browsing can restart), so the deadline races the search.
+    let outcome = await withTaskGroup(of: Result<PeerID, PeerMeshError>?.self) { group in
+        group.addTask {
+            var lastError: PeerMeshError?
+            for await event in browser.events {
+                guard case .found(let peer, let info) = event, info[RoomKeys.room] == room,
+                      host == nil || peer.displayName == host else { continue }
+                let remaining = max(deadline - ContinuousClock.now, .seconds(1))
+                switch await attempt({ () async throws(PeerMeshError) in try await browser.invite(peer, context: Data(room.utf8), timeout: remaining) }) {
+                case .success(let member):
+                    return .success(member)
+                case .failure(let error):
+                    lastError = error
+                    output.event("join-failed", RoomOutput.fields(peer).merging(["message": error.message]) { $1 },
+                                 human: "could not join through \(peer.displayName): \(error.message)")
+                }
+            }
+            return lastError.map { .failure($0) }
+        }
+        group.addTask {
+            try? await Task.sleep(until: deadline)
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        return first
+    }
+    var lastError: PeerMeshError?
+    switch outcome {
+    case .success(let member)?: return member
+    case .failure(let error)?: lastError = error
+    case nil: break
+    }
+    if let lastError {
+        if lastError.code == .invitationDeclined { throw CLIError("The room's host declined to let you in.", exitCode: 5) }
+        throw CLIError("Could not join \"\(room)\": \(lastError.message)", exitCode: 5)
+    }
+    throw CLIError("No room \"\(room)\"\(host.map { " hosted by \($0)" } ?? "") found within \(Int(timeout)) s; `peermesh browse` lists the rooms visible from here.", exitCode: 4)
+}
+
+/// Runs a typed-throwing step and returns its outcome as a value.
+func attempt<T>(_ body: () async throws(PeerMeshError) -> T) async -> Result<T, PeerMeshError> {
+    do { return .success(try await body()) } catch { return .failure(error) }
+}
+
+/// Runs a room command, turning its errors into one line on stderr and an exit code.
+func runRoom(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as CLIError {
+        printError("error: \(error.description)")
+        throw ExitCode(error.exitCode)
+    } catch let error as PeerMeshError {
+        printError("error: \(error.message)")
+        throw ExitCode(1)
+    }
+}

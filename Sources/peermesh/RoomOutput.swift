@@ -1,0 +1,36 @@
+import Foundation
+import PeerMesh
+
+/// Prints what happens in a room: one human line per event, or one JSON object per line with `--json`.
+struct RoomOutput: Sendable {
+    let json: Bool
+
+    func event(_ name: String, _ fields: [String: String] = [:], human: String) {
+        if json {
+            var object = fields
+            object["event"] = name
+            object["time"] = ISO8601DateFormatter().string(from: Date())
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+            writeLine(String(decoding: data, as: UTF8.self))
+        } else {
+            writeLine("[\(Self.clock())] \(human)")
+        }
+    }
+
+    func error(_ message: String) {
+        if json {
+            event("error", ["message": message], human: "")
+        }
+        printError("error: \(message)")
+    }
+
+    static func clock() -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        return formatter.string(from: Date())
+    }
+
+    static func fields(_ peer: PeerID) -> [String: String] {
+        ["peer": peer.displayName, "peer_id": peer.id]
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import PeerMesh
+
+/// What room members say to each other inside PeerMesh messages: JSON, one object per message, so that
+/// `peermesh send` can wait for every member's acknowledgement.
+struct RoomMessage: Codable, Sendable {
+    enum Kind: String, Codable, Sendable { case chat, ack }
+    var kind: Kind
+    var id: String
+    var text: String?
+
+    static func chat(_ text: String) -> RoomMessage { RoomMessage(kind: .chat, id: UUID().uuidString, text: text) }
+    static func ack(_ id: String) -> RoomMessage { RoomMessage(kind: .ack, id: id, text: nil) }
+
+    var encoded: Data { (try? JSONEncoder().encode(self)) ?? Data() }
+
+    /// Decodes a room message; a message that is not one (another app on the same service type) is shown as text.
+    static func decode(_ data: Data) -> RoomMessage {
+        (try? JSONDecoder().decode(RoomMessage.self, from: data))
+            ?? RoomMessage(kind: .chat, id: "", text: String(data: data, encoding: .utf8) ?? "<\(data.count) bytes>")
+    }
+}
+
+/// Room names travel in the discovery info under this key.
+enum RoomKeys {
+    static let room = "room"
+
+    static func validate(_ room: String) throws -> String {
+        let count = room.utf8.count
+        guard count >= 1, count <= 63 else {
+            throw CLIError("A room name must be 1 to 63 UTF-8 bytes; \"\(room.prefix(70))\" is \(count).")
+        }
+        return room
+    }
+}
+
+/// An error the CLI prints as one line, with the exit code to use.
+struct CLIError: Error, CustomStringConvertible {
+    var description: String
+    var exitCode: Int32
+    init(_ description: String, exitCode: Int32 = 1) {
+        self.description = description
+        self.exitCode = exitCode
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Synchronization
+
+/// Where the integration tests run and what they use.
+public enum TestEnv {
+    /// Integration tests talk to avahi, so they run only inside a private test host
+    /// (`Scripts/testhost wrap -- swift test`), never against the machine's own network.
+    public static let insideTestHost = ProcessInfo.processInfo.environment["PEERMESH_TESTHOST_NAME"] != nil
+
+    public static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    public static let testhost = packageRoot.appendingPathComponent("Scripts/testhost").path
+
+    /// The probe is built next to the test bundle.
+    public static let probe: String = {
+        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("peermesh-avahi-probe").path
+        if FileManager.default.isExecutableFile(atPath: besideTests) { return besideTests }
+        return packageRoot.appendingPathComponent(".build/debug/peermesh-avahi-probe").path
+    }()
+
+    /// A short random tag for names that must be unique across parallel tests and runs.
+    public static func tag() -> String { String(UInt32.random(in: 0x1000_0000...0xFFFF_FFFF), radix: 16) }
+
+    /// A fresh DNS-SD type, so parallel tests on one daemon never see each other's services.
+    public static func uniqueType() -> String { "_pm\(tag())._tcp" }
+
+    /// A host name for `testhost up`: ≤ 15 characters, unique per process and call.
+    public static func hostName(_ prefix: String) -> String {
+        "\(prefix)\(String(getpid() % 100_000))\(tag().prefix(4))".prefix(15).description
+    }
+}
+
+/// A child process started with `posix_spawn`, its output going to a file that is read while it runs.
+///
+/// Not Foundation's `Process`: inside the test runner its termination handler sometimes never fired (the
+/// child stayed a zombie), and its children inherited the runner's blocked signal mask, so SIGTERM and
+/// `timeout`'s SIGALRM never reached them. Here the mask is cleared and exit is polled with `waitpid`.
+public final class Spawned: @unchecked Sendable {
+    public let pid: pid_t
+    private let outputPath: String
+    private let status = Mutex<Int32?>(nil)
+
+    public init(_ arguments: [String], environment: [String: String] = [:]) throws {
+        outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("pmspawn-\(TestEnv.tag())").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigfillset(&defaults)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let env = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0)=\($1)" }
+        var argv = arguments.map { strdup($0) } + [nil]
+        var envp = env.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let result = posix_spawnp(&child, arguments[0], &actions, &attributes, &argv, &envp)
+        guard result == 0 else { throw SpawnError(message: "spawning \(arguments[0]): error \(result)") }
+        pid = child
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(atPath: outputPath)
+    }
+
+    public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+    public var lines: [String] { output.split(separator: "\n").map(String.init) }
+
+    /// The exit status (128 + signal when killed), or nil while running.
+    public var exitStatus: Int32? {
+        status.withLock { status in
+            if let status { return status }
+            var raw: Int32 = 0
+            guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
+            status = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+            return status
+        }
+    }
+
+    /// Waits at most `seconds` for the process to exit.
+    public func wait(within seconds: Double) async -> Int32? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if let status = exitStatus { return status }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return exitStatus
+    }
+
+    /// The first line (from index `after` on) containing every fragment, waiting at most `seconds`.
+    public func line(after: Int = 0, within seconds: Double, containing fragments: String...) async -> String? {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while true {
+            if let found = lines.dropFirst(after).first(where: { line in fragments.allSatisfy(line.contains) }) { return found }
+            if ContinuousClock.now >= deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// SIGTERM, then SIGKILL after 2 s; reaps the child. Idempotent.
+    public func stop() {
+        guard exitStatus == nil else { return }
+        kill(pid, SIGTERM)
+        for _ in 0..<200 {
+            if exitStatus != nil { return }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        while exitStatus == nil { usleep(10_000) }
+    }
+
+    public struct SpawnError: Error { public var message: String }
+}
+
+/// A long-running command whose output lines are read as they arrive.
+public typealias LineProcess = Spawned
+
+/// Runs a command to completion (at most `seconds`, then it is stopped) and returns status and output.
+@discardableResult
+public func run(_ arguments: [String], environment: [String: String] = [:], within seconds: Double = 30) async throws -> (status: Int32, output: String) {
+    let child = try Spawned(arguments, environment: environment)
+    let status = await child.wait(within: seconds)
+    if status == nil { child.stop() }
+    return (status ?? -1, child.output)
+}
+
+/// Test hosts made with `Scripts/testhost`, removed when the test ends (even when it fails).
+public final class TestHosts: @unchecked Sendable {
+    public private(set) var names: [String] = []
+
+    public init() {}
+
+    public func up(_ prefix: String, avahi: Bool = true) async throws -> String {
+        let name = TestEnv.hostName(prefix)
+        names.append(name)
+        let result = try await run([TestEnv.testhost, "up", name] + (avahi ? [] : ["--no-avahi"]))
+        guard result.status == 0 else { throw HostError(message: "testhost up \(name): \(result.output)") }
+        return name
+    }
+
+    public func link(_ a: String, _ b: String, subnet: String) async throws {
+        let result = try await run([TestEnv.testhost, "link", a, b, subnet])
+        guard result.status == 0 else { throw HostError(message: "testhost link: \(result.output)") }
+    }
+
+    public func exec(_ host: String, _ command: [String]) -> [String] { [TestEnv.testhost, "exec", host, "--"] + command }
+
+    public func downAll() async {
+        for name in names.reversed() { _ = try? await run([TestEnv.testhost, "down", name]) }
+        names = []
+    }
+
+    public struct HostError: Error, CustomStringConvertible { public var message: String; public var description: String { message } }
+}
