@@ -73,7 +73,8 @@ final class Room: Sendable {
             if readInput {
                 group.addTask {
                     for await line in LineReader.lines() where await !self.handle(line) { return true }
-                    return true
+                    // Ctrl-D on a terminal leaves; a script's input running out (`peermesh host lobby &`) does not.
+                    return isatty(STDIN_FILENO) == 1
                 }
             }
             while let finished = await group.next() {

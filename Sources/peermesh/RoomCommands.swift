@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOConcurrencyHelpers
 import PeerMesh
 
 /// `peermesh host <room>`.
@@ -185,23 +186,25 @@ func enterRoom(_ room: String, session: Session, serviceType: String, host: Stri
     defer { browser.stop() }
     let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
     // The browser's event stream outlives stop() (browsing can restart), so the deadline races the search.
-    let outcome = await withTaskGroup(of: Result<PeerID, PeerMeshError>?.self) { group in
+    let failure = NIOLockedValueBox<PeerMeshError?>(nil)
+    let member = await withTaskGroup(of: PeerID?.self) { group in
         group.addTask {
-            var lastError: PeerMeshError?
             for await event in browser.events {
                 guard case .found(let peer, let info) = event, info[RoomKeys.room] == room,
                       host == nil || peer.displayName == host else { continue }
                 let remaining = max(deadline - ContinuousClock.now, .seconds(1))
                 switch await attempt({ () async throws(PeerMeshError) in try await browser.invite(peer, context: Data(room.utf8), timeout: remaining) }) {
                 case .success(let member):
-                    return .success(member)
+                    return member
                 case .failure(let error):
-                    lastError = error
+                    failure.withLockedValue { $0 = error }
                     output.event("join-failed", RoomOutput.fields(peer).merging(["message": error.message]) { $1 },
                                  human: "could not join through \(peer.displayName): \(error.message)")
+                    // A member that declines speaks for the room; other failures may be one bad path.
+                    if error.code == .invitationDeclined { return nil }
                 }
             }
-            return lastError.map { .failure($0) }
+            return nil
         }
         group.addTask {
             try? await Task.sleep(until: deadline)
@@ -211,12 +214,8 @@ func enterRoom(_ room: String, session: Session, serviceType: String, host: Stri
         group.cancelAll()
         return first
     }
-    var lastError: PeerMeshError?
-    switch outcome {
-    case .success(let member)?: return member
-    case .failure(let error)?: lastError = error
-    case nil: break
-    }
+    if let member { return member }
+    let lastError = failure.withLockedValue { $0 }
     if let lastError {
         if lastError.code == .invitationDeclined { throw CLIError("The room's host declined to let you in.", exitCode: 5) }
         throw CLIError("Could not join \"\(room)\": \(lastError.message)", exitCode: 5)
