@@ -27,10 +27,12 @@ final class ProgressBar: @unchecked Sendable {
         writeOut("\r\u{1B}[K" + Self.render(label: label, completed: completed, total: total, elapsed: now - started))
     }
 
-    /// Clears the bar so the next line prints cleanly.
-    func finish() {
+    /// Leaves the bar at its final state on a line of its own.
+    func finish(completed: Int64) {
         guard enabled else { return }
-        writeOut("\r\u{1B}[K")
+        lock.lock()
+        defer { lock.unlock() }
+        writeOut("\r\u{1B}[K" + Self.render(label: label, completed: completed, total: total, elapsed: ContinuousClock.now - started) + "\n")
     }
 
     /// `label [#######.......]  45%  12.3 MiB / 27.0 MiB  110.2 MiB/s  ETA 0:02`.

@@ -217,7 +217,8 @@ final class Room: Sendable {
             return await group.reduce(into: [(PeerID, PeerMeshError)]()) { if let error = $1.1 { $0.append(($1.0, error)) } }
         }
         ticker.cancel()
-        bar.finish()
+        await ticker.value
+        bar.finish(completed: progresses.withLockedValue { $0.reduce(0) { $0 + $1.completedUnitCount } })
         for (peer, error) in failures {
             output.error("\"\(name)\" to \(peer.displayName) failed: \(error.message)")
         }

@@ -78,7 +78,7 @@ struct FrameCodecTests {
 
     // MARK: Inner length fields
 
-    private func hello(nameLength: Int, certificateLength: Int = 10, signatureLength: Int = 64) -> ByteBuffer {
+    private func hello(nameLength: Int, certificateLength: Int = 10, signatureLength: Int = 64, livenessMilliseconds: UInt32 = 10_000) -> ByteBuffer {
         var body = ByteBuffer()
         body.writeInteger(Frame.Kind.hello.rawValue)
         body.writeInteger(UInt8(truncatingIfNeeded: nameLength))
@@ -87,6 +87,7 @@ struct FrameCodecTests {
         body.writeBytes(Fixtures.bytes(certificateLength))
         body.writeInteger(UInt8(truncatingIfNeeded: signatureLength))
         body.writeBytes(Fixtures.bytes(signatureLength))
+        body.writeInteger(livenessMilliseconds)
         var buffer = ByteBuffer()
         buffer.writeInteger(UInt32(body.readableBytes))
         buffer.writeBuffer(&body)
@@ -109,6 +110,12 @@ struct FrameCodecTests {
     func helloSignatureMustBe64Bytes(length: Int) {
         var buffer = hello(nameLength: 3, signatureLength: length)
         #expect(throws: PeerMeshError.self) { try Frame.read(from: &buffer, limits: limits) }
+    }
+
+    @Test(arguments: [(UInt32(0), false), (99, false), (100, true), (UInt32.max, true)])
+    func helloLivenessTimeout(milliseconds: UInt32, valid: Bool) {
+        var buffer = hello(nameLength: 3, livenessMilliseconds: milliseconds)
+        #expect(valid == ((try? Frame.read(from: &buffer, limits: limits)) != nil))
     }
 
     @Test func helloNameMustBeUTF8() {

@@ -375,6 +375,26 @@ struct LinkStateMachineTests {
     }
 }
 
+@Suite("Heartbeats follow the stricter peer")
+struct HeartbeatIntervalTests {
+    @Test func weHeartbeatOftenEnoughForAPeerWithAShorterTimeout() {
+        var pair = LinkPair()
+        // The acceptor declares a 1 s liveness timeout; the connector's own is 4 s (heartbeat every 1 s).
+        var strict = LinkPair.configuration
+        strict.livenessTimeout = .seconds(1)
+        strict.heartbeatInterval = .milliseconds(250)
+        pair.acceptor = .acceptor(identity: pair.acceptorIdentity, configuration: strict, nonce: Fixtures.bytes(32, 2), now: pair.now)
+        pair.start()
+        #expect(pair.connector.isConnected)
+        var connector = pair.connector
+        var heartbeats = 0
+        for step in 1...40 {   // 2 s in 50 ms steps
+            heartbeats += connector.tick(now: pair.now + .milliseconds(Int64(step) * 50)).filter { $0 == .send(.heartbeat) }.count
+        }
+        #expect(heartbeats >= 7, "only \(heartbeats) heartbeats in 2 s for a peer that gives up after 1 s")
+    }
+}
+
 @Suite("Liveness while reading is paused")
 struct ReadingPausedTests {
     @Test func silenceIsNotJudgedWhileWeDeliberatelyStopReading() {

@@ -69,7 +69,8 @@ public enum HelloTranscript {
         identity: LocalIdentity,
         role: LinkRole,
         ownNonce: [UInt8],
-        peerNonce: [UInt8]
+        peerNonce: [UInt8],
+        livenessTimeoutMilliseconds: UInt32 = 10_000
     ) throws -> Frame.Hello {
         let transcript = bytes(
             senderRole: role, senderNonce: ownNonce, receiverNonce: peerNonce,
@@ -79,7 +80,8 @@ public enum HelloTranscript {
         return Frame.Hello(
             displayName: identity.displayName,
             certificateDER: identity.certificateDER,
-            signature: Array(signature.rawRepresentation)
+            signature: Array(signature.rawRepresentation),
+            livenessTimeoutMilliseconds: livenessTimeoutMilliseconds
         )
     }
 

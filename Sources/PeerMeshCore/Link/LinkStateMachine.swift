@@ -87,6 +87,7 @@ public struct LinkStateMachine: Sendable {
     private var deadline: NIODeadline
     private var lastReceived: NIODeadline
     private var isReadingPaused = false
+    private var heartbeatInterval: TimeAmount
     private var lastSent: NIODeadline
     private var fragmenter = MessageFragmenter()
     /// Data frames dropped because they arrived before the peer was accepted.
@@ -127,6 +128,7 @@ public struct LinkStateMachine: Sendable {
         self.deadline = deadline
         self.lastReceived = now
         self.lastSent = now
+        self.heartbeatInterval = configuration.heartbeatInterval
     }
 
     /// The verified peer, once its Hello checked out (kept after the link closes, to report who left).
@@ -205,6 +207,8 @@ public struct LinkStateMachine: Sendable {
                 return fail(error, tellPeer: true)
             }
             peer = verified
+            // The peer judges our silence by its own timeout: heartbeat often enough for the stricter of the two.
+            heartbeatInterval = min(configuration.heartbeatInterval, .nanoseconds(Int64(hello.livenessTimeoutMilliseconds) * 250_000))
             switch role {
             case .connector:
                 state = .judgingCertificate(verified)
@@ -336,7 +340,7 @@ public struct LinkStateMachine: Sendable {
                     "Nothing arrived from the peer for \(configuration.livenessTimeout.milliseconds) ms; it is gone or unreachable."
                 ), tellPeer: true)
             }
-            if now - lastSent >= configuration.heartbeatInterval {
+            if now - lastSent >= heartbeatInterval {
                 lastSent = now
                 return [.send(.heartbeat)]
             }
@@ -387,7 +391,9 @@ public struct LinkStateMachine: Sendable {
 
     private mutating func sendHello(peerNonce: [UInt8], now: NIODeadline) -> [Action] {
         do {
-            let hello = try HelloTranscript.makeHello(identity: identity, role: role, ownNonce: ownNonce, peerNonce: peerNonce)
+            let liveness = UInt32(clamping: max(100, configuration.livenessTimeout.nanoseconds / 1_000_000))
+            let hello = try HelloTranscript.makeHello(identity: identity, role: role, ownNonce: ownNonce, peerNonce: peerNonce,
+                                                      livenessTimeoutMilliseconds: liveness)
             lastSent = now
             return [.send(.hello(hello))]
         } catch {

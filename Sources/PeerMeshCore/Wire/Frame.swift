@@ -48,8 +48,12 @@ public enum Frame: Hashable, Sendable {
         public var certificateDER: [UInt8]
         /// ECDSA P-256 signature (raw r‖s, 64 bytes) over the Hello transcript (`HelloTranscript`).
         public var signature: [UInt8]
+        /// The sender's liveness timeout: the receiver must send something at least this often (it heartbeats at
+        /// a quarter of the smaller of the two timeouts), or the sender will declare it gone.
+        public var livenessTimeoutMilliseconds: UInt32
         /// Creates a Hello body.
-        public init(displayName: String, certificateDER: [UInt8], signature: [UInt8]) {
+        public init(displayName: String, certificateDER: [UInt8], signature: [UInt8], livenessTimeoutMilliseconds: UInt32 = 10_000) {
+            self.livenessTimeoutMilliseconds = livenessTimeoutMilliseconds
             self.displayName = displayName
             self.certificateDER = certificateDER
             self.signature = signature

@@ -15,6 +15,7 @@ extension Frame {
             buffer.writeBytes(hello.certificateDER)
             buffer.writeInteger(UInt8(truncatingIfNeeded: hello.signature.count))
             buffer.writeBytes(hello.signature)
+            buffer.writeInteger(hello.livenessTimeoutMilliseconds)
         case .invitation(let invitation):
             buffer.writeInteger(invitation.timeoutMilliseconds)
             buffer.writeInteger(UInt32(truncatingIfNeeded: invitation.context.count))
@@ -84,7 +85,9 @@ extension Frame {
             let signatureLength = try body.readOrThrow(UInt8.self, "hello signature length")
             guard signatureLength == 64 else { throw violation("hello signature of \(signatureLength) bytes (must be 64)") }
             let signature = try body.readBytesOrThrow(64, "hello signature")
-            return .hello(Hello(displayName: name, certificateDER: certificate, signature: signature))
+            let liveness = try body.readOrThrow(UInt32.self, "hello liveness timeout")
+            guard liveness >= 100 else { throw violation("hello liveness timeout of \(liveness) ms (must be at least 100)") }
+            return .hello(Hello(displayName: name, certificateDER: certificate, signature: signature, livenessTimeoutMilliseconds: liveness))
         case .invitation:
             let timeout = try body.readOrThrow(UInt32.self, "invitation timeout")
             let contextLength = try body.readOrThrow(UInt32.self, "invitation context length")
