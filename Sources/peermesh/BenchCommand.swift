@@ -79,7 +79,16 @@ struct BenchCommand: AsyncParsableCommand {
         var scenario: String
 
         @Option(help: "The server's ready file (its connection code).")
-        var connect: String
+        var connect: String = ""
+
+        @Option(help: "discovery: advertise under this display name until SIGTERM.")
+        var advertise: String?
+
+        @Option(help: "discovery: browse until a peer with this display name is found, print one JSON line, exit.")
+        var browse: String?
+
+        @Option(help: "discovery: the DNS-SD service type, e.g. _pmbench._tcp (or pmbench).")
+        var service = "pmbench"
 
         @Option(help: "Message size in bytes.")
         var messageSize: Int = 1024 * 1024
@@ -100,6 +109,10 @@ struct BenchCommand: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
+            if scenario == "discovery" {
+                try await discovery()
+                return
+            }
             let code = try String(contentsOf: URL(fileURLWithPath: connect), encoding: .utf8)
             let data = try ConnectionData(encoded: code)
             let identity = try Identity.generate(displayName: "bench-client")
@@ -115,7 +128,7 @@ struct BenchCommand: AsyncParsableCommand {
                 result = try await file(to: data, identity: identity)
             case "latency-under-load":
                 result = try await latencyUnderLoad(to: data, identity: identity)
-            case "relay", "discovery", "roster":
+            case "relay", "roster":
                 printError("scenario \(scenario) is not available yet")
                 throw ExitCode(3)
             default:
