@@ -21,14 +21,10 @@ struct HostCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runRoom {
-            let name = try RoomKeys.validate(room)
-            let output = RoomOutput(json: options.json)
-            let mesh = try makeSession(session, options)
-            let room = try Room(session: mesh, name: name, serviceType: options.serviceType, accept: accept, output: output)
-            try await room.advertise()
-            output.event("hosting", RoomOutput.fields(mesh.myPeerID).merging(["room": name]) { $1 },
-                         human: "hosting \"\(name)\" as \(mesh.myPeerID) — type to chat, /peers, /quit")
-            await room.runInteractive()
+            try await stayInRoom(room, session: session, options: options, accept: accept) { name, mesh, _ in
+                (event: "hosting", fields: RoomOutput.fields(mesh.myPeerID).merging(["room": name]) { $1 },
+                 human: "hosting \"\(name)\" as \(mesh.myPeerID) — type to chat, /peers, /quit")
+            }
         }
     }
 }
@@ -57,15 +53,11 @@ struct JoinCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runRoom {
-            let name = try RoomKeys.validate(room)
-            let output = RoomOutput(json: options.json)
-            let mesh = try makeSession(session, options)
-            let member = try await enterRoom(name, session: mesh, serviceType: options.serviceType, host: host, timeout: timeout, output: output)
-            let room = try Room(session: mesh, name: name, serviceType: options.serviceType, accept: accept, output: output)
-            try await room.advertise()
-            output.event("joined-room", RoomOutput.fields(member).merging(["room": name]) { $1 },
-                         human: "joined \"\(name)\" through \(member) — type to chat, /peers, /quit")
-            await room.runInteractive()
+            try await stayInRoom(room, session: session, options: options, accept: accept) { name, mesh, output in
+                let member = try await enterRoom(name, session: mesh, serviceType: options.serviceType, host: host, timeout: timeout, output: output)
+                return (event: "joined-room", fields: RoomOutput.fields(member).merging(["room": name]) { $1 },
+                        human: "joined \"\(name)\" through \(member) — type to chat, /peers, /quit")
+            }
         }
     }
 }
@@ -169,6 +161,22 @@ struct BrowseCommand: AsyncParsableCommand {
 }
 
 // MARK: Shared steps
+
+/// Host or join: make the session, run `enter` (joining, or nothing), advertise the room so others can join
+/// through us, announce it, and stay until the person leaves.
+func stayInRoom(
+    _ room: String, session options: SessionOptions, options roomOptions: RoomOptions, accept: AcceptPolicy,
+    enter: (String, Session, RoomOutput) async throws -> (event: String, fields: [String: String], human: String)
+) async throws {
+    let name = try RoomKeys.validate(room)
+    let output = RoomOutput(json: roomOptions.json)
+    let mesh = try makeSession(options, roomOptions)
+    let announcement = try await enter(name, mesh, output)
+    let room = try Room(session: mesh, name: name, serviceType: roomOptions.serviceType, accept: accept, output: output)
+    try await room.advertise()
+    output.event(announcement.event, announcement.fields, human: announcement.human)
+    await room.runInteractive()
+}
 
 func makeSession(_ options: SessionOptions, _ room: RoomOptions) throws -> Session {
     var configuration = options.configuration()
