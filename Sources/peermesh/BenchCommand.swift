@@ -105,6 +105,9 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Bytes in the file of the file and latency-under-load scenarios.")
         var fileSize: Int = 1 << 30
 
+        @Option(help: "file / latency-under-load: send this file instead of generating one of --file-size bytes.")
+        var file: String?
+
         @Flag(help: "Print JSON (the only format; kept for the harness's command line).")
         var json = false
 
@@ -205,6 +208,14 @@ struct BenchCommand: AsyncParsableCommand {
             return ["p50_ms": Self.percentile(samples, 0.5), "mean_ms": samples.reduce(0, +) / Double(max(1, samples.count)), "count": Double(samples.count)]
         }
 
+        /// The file to send and its size: `--file`, else a generated scratch file (`generated` tells the caller to
+        /// remove it).
+        private func sourceFile() throws -> (url: URL, size: Int, generated: Bool) {
+            guard let file else { return (try makeFile(), fileSize, true) }
+            let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.intValue ?? 0
+            return (URL(fileURLWithPath: file), size, false)
+        }
+
         /// A scratch file of `fileSize` pseudo-random bytes (so nothing compresses or dedupes), removed by the caller.
         private func makeFile() throws -> URL {
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-file-\(getpid())")
@@ -239,8 +250,8 @@ struct BenchCommand: AsyncParsableCommand {
 
         /// One `fileSize` file, hash-verified by the server: throughput and both sides' peak RSS.
         private func file(to data: ConnectionData, identity: Identity) async throws -> [String: Double] {
-            let url = try makeFile()
-            defer { try? FileManager.default.removeItem(at: url) }
+            let (url, size, generated) = try sourceFile()
+            defer { if generated { try? FileManager.default.removeItem(at: url) } }
             let client = try session(identity)
             let peer = try await client.connect(using: data)
             var events = client.events.makeAsyncIterator()
@@ -250,14 +261,14 @@ struct BenchCommand: AsyncParsableCommand {
             let (verdict, serverRSS) = await Self.report(&events)
             await client.disconnect()
             guard verdict == "ok" else { throw ValidationError("the server reported \(verdict)") }
-            return ["bytes": Double(fileSize), "seconds": elapsed, "bits_per_second": Double(fileSize) * 8 / elapsed,
+            return ["bytes": Double(size), "seconds": elapsed, "bits_per_second": Double(size) * 8 / elapsed,
                     "client_peak_rss_kb": BenchCommand.peakRSSKiB(), "server_peak_rss_kb": serverRSS]
         }
 
         /// Small-message round trips, first idle, then while a `fileSize` file is in flight to the same peer.
         private func latencyUnderLoad(to data: ConnectionData, identity: Identity) async throws -> [String: Double] {
-            let url = try makeFile()
-            defer { try? FileManager.default.removeItem(at: url) }
+            let (url, size, generated) = try sourceFile()
+            defer { if generated { try? FileManager.default.removeItem(at: url) } }
             let client = try session(identity)
             let peer = try await client.connect(using: data)
             var events = client.events.makeAsyncIterator()
@@ -287,7 +298,7 @@ struct BenchCommand: AsyncParsableCommand {
             idle.sort(); loaded.sort()
             return ["idle_p50_ms": Self.percentile(idle, 0.5), "idle_p99_ms": Self.percentile(idle, 0.99),
                     "loaded_p50_ms": Self.percentile(loaded, 0.5), "loaded_p99_ms": Self.percentile(loaded, 0.99),
-                    "loaded_max_ms": loaded.last ?? 0, "loaded_samples": Double(loaded.count), "bytes": Double(fileSize)]
+                    "loaded_max_ms": loaded.last ?? 0, "loaded_samples": Double(loaded.count), "bytes": Double(size)]
         }
 
         static func percentile(_ sorted: [Double], _ p: Double) -> Double {
