@@ -91,6 +91,23 @@ final class Room: Sendable {
         await session.disconnect()
     }
 
+    /// Waits until the member list has stopped changing for `quiet` (bounded by `limit`): a joiner learns the
+    /// members it is not linked to from the session's roster shortly after joining, and "everyone in the room"
+    /// should include them.
+    func settle(quiet: Duration = .milliseconds(500), limit: Duration = .seconds(5)) async {
+        let deadline = ContinuousClock.now + limit
+        var members = Set(session.connectedPeers)
+        var stableSince = ContinuousClock.now
+        while ContinuousClock.now < deadline, ContinuousClock.now - stableSince < quiet {
+            try? await Task.sleep(for: .milliseconds(50))
+            let now = Set(session.connectedPeers)
+            if now != members {
+                members = now
+                stableSince = ContinuousClock.now
+            }
+        }
+    }
+
     /// Sends `text` to every member and waits (up to `timeout`) until each acknowledged it.
     func say(_ text: String, timeout: Duration) async throws -> Int {
         let members = session.connectedPeers

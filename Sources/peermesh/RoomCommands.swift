@@ -97,6 +97,7 @@ struct SendCommand: AsyncParsableCommand {
             let room = try Room(session: mesh, name: name, serviceType: options.serviceType, accept: .none, output: output)
             let following = Task { await room.runInteractive(readInput: false) }
             defer { following.cancel() }
+            await room.settle()
             do {
                 if let message {
                     let count = try await room.say(message, timeout: .milliseconds(Int64(timeout * 1000)))
