@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import PeerMeshCore
 import Testing
 @testable import PeerMesh
 
@@ -103,5 +105,87 @@ struct MeshTests {
         #expect(await d.waitFor(a.peerID, \.isNotConnected) != nil)
         for peer in [a, b, d] { #expect(await peer.log.orderViolations.isEmpty) }
         await d.shutdown(); await b.shutdown(); await a.shutdown()
+    }
+}
+
+/// A relay that tampers with what it forwards: flips a bit, rewrites the origin, replays or splices frames.
+@Suite("Mesh: a tampering relay delivers nothing forged")
+struct TamperingRelayTests {
+    /// Tampers with every second routed frame in turn, and counts what it tampered with.
+    final class Tamperer: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        private var previous: RoutedFrame?
+        private(set) var tampered = 0
+        private(set) var replays = 0
+        let forger: [UInt8]
+        init(forger: [UInt8]) { self.forger = forger }
+
+        func hook(_ frame: RoutedFrame) -> [RoutedFrame] {
+            lock.withLock {
+                count += 1
+                defer { previous = frame }
+                guard count % 2 == 0 else { return [frame] }
+                tampered += 1
+                switch (count / 2) % 4 {
+                case 0:
+                    var flipped = frame
+                    var bytes = Array(frame.payload.readableBytesView)
+                    bytes[bytes.count / 2] ^= 0x10
+                    flipped.payload = ByteBuffer(bytes: bytes)
+                    return [flipped]
+                case 1:
+                    var rewritten = frame
+                    rewritten.source = forger
+                    return [rewritten]
+                case 2:
+                    replays += 1
+                    return [frame, frame] // the original, then its replay
+                default:
+                    guard var spliced = previous else { return [frame] }
+                    spliced.payload = frame.payload // the previous header on this frame's payload
+                    return [spliced]
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [EncryptionPreference.required, .none])
+    func nothingForgedOrAlteredIsEverDelivered(encryption: EncryptionPreference) async throws {
+        let a = try TestPeer("tamper-a", encryption: encryption == .none ? .optional : encryption)
+        let forger = try TestPeer("tamper-forger")
+        let tamperer = Tamperer(forger: forger.peerID.keyID)
+        let b = try TestPeer("tamper-b", encryption: encryption) { $0.relayHook = { tamperer.hook($0) } }
+        let c = try TestPeer("tamper-c", encryption: encryption)
+        try await b.join(a)
+        try await c.join(b)
+        await a.waitFor(c.peerID, \.isConnected)
+        await c.waitFor(a.peerID, \.isConnected)
+        let count = 400
+        let sent = (0..<count).map { Data("genuine \($0)".utf8) }
+        // Unreliable: each message stands alone, so a dropped forgery does not hold back the ones after it.
+        for message in sent { try await a.session.send(message, to: [c.peerID], mode: .unreliable) }
+        try await a.session.send(Data("last".utf8), to: [c.peerID], mode: .unreliable)
+        // Wait until the relay handled everything, then for C to settle.
+        #expect(await eventually(timeout: .seconds(20)) { await b.session.meshCounters.relayed >= count + 1 })
+        // Every frame C got was either delivered or dropped: the replays are the only extra frames.
+        let replays = tamperer.replays
+        #expect(await eventually {
+            let delivered = await c.log.received.count
+            let dropped = await c.session.meshCounters.droppedForgeries
+            return delivered + dropped >= count + 1 + replays
+        })
+        let received = await c.log.received
+        #expect(received.allSatisfy { $0.1 == a.peerID })
+        let messages = received.map(\.0).filter { $0 != Data("last".utf8) }
+        // Only genuine messages, each at most once, in the order sent.
+        let indices = messages.compactMap { sent.firstIndex(of: $0) }
+        #expect(indices.count == messages.count, "a forged or altered message was delivered")
+        #expect(indices == indices.sorted() && Set(indices).count == indices.count, "a duplicate or reordering")
+        // Replayed frames were delivered once (the original); every other tampered frame was lost, and counted.
+        #expect(messages.count == count - (tamperer.tampered - replays) - (received.count - messages.count == 1 ? 0 : 1))
+        #expect(await c.session.meshCounters.droppedForgeries == tamperer.tampered)
+        #expect(await c.log.orderViolations.isEmpty)
+        for peer in [c, b, a, forger] { await peer.shutdown() }
     }
 }

@@ -32,25 +32,22 @@ extension PeerPath {
 
 extension LinkHandler: PeerPath {}
 
-/// A member reached through a neighbour: frames are wrapped in `routed` frames on the neighbour's link.
+/// A member reached through a neighbour: frames are sealed end to end and wrapped in `routed` frames on the
+/// neighbour's link.
 struct RelayPath: PeerPath {
+    unowned let core: SessionCore
     let link: LinkHandler
-    let source: [UInt8]
     let destination: [UInt8]
-    let hopLimit: UInt8
 
     func enqueue(_ frame: Frame, on queue: OutboundQueue, promise: EventLoopPromise<Void>?) {
-        link.enqueue(.routed(wrap(frame)), on: queue, promise: promise)
+        guard let routed = core.seal(frame, to: destination) else {
+            promise?.fail(PeerMeshError(.notConnected, "No end-to-end key is known for that member yet; try again."))
+            return
+        }
+        link.enqueue(.routed(routed), on: queue, promise: promise)
     }
 
     func purge(transfer id: UInt64, error: PeerMeshError) { link.purge(transfer: id, error: error) }
-
-    func wrap(_ frame: Frame) -> RoutedFrame {
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(frame.wireSize)
-        frame.write(into: &buffer)
-        return RoutedFrame(source: source, destination: destination, hopLimit: hopLimit, payload: buffer)
-    }
 }
 
 extension SessionCore {
@@ -79,7 +76,8 @@ extension SessionCore {
 
     private func publishOwnRecord() {
         let (version, neighbors) = mesh.publish(now: .now())
-        guard let record = try? LinkStateRecord.signed(by: localIdentity, version: version, neighbors: neighbors) else { return }
+        guard let record = try? LinkStateRecord.signed(by: localIdentity, version: version, neighbors: neighbors,
+                                                      sessionKey: Array(endToEndKey.publicKey.rawRepresentation)) else { return }
         ownRecord = record
         meshCounters.recordsPublished += 1
         for link in memberLinks.values { link.enqueue(.linkState(record), on: .control) }
@@ -147,11 +145,35 @@ extension SessionCore {
         }
     }
 
-    /// A routed frame for us: its inner frame must be a data or transfer frame with the same source and us as
+    /// The end-to-end channel with a member, derived from the session key in its latest signed record (and
+    /// derived again when that key changes, i.e. the member started a new session).
+    private func channel(with peer: [UInt8]) -> EndToEndChannel? {
+        guard let key = mesh.sessionKey(of: peer) else { return nil }
+        if let existing = channels[peer], existing.peerSessionKey == key { return existing }
+        let channel = try? EndToEndChannel(me: localIdentity.peerID.keyID, ownSessionKey: endToEndKey, peer: peer, peerSessionKey: key)
+        channels[peer] = channel
+        return channel
+    }
+
+    /// Seals a data or transfer frame for a member we are not linked to.
+    func seal(_ frame: Frame, to destination: [UInt8]) -> RoutedFrame? {
+        guard var channel = channel(with: destination) else { return nil }
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(frame.wireSize)
+        frame.write(into: &buffer)
+        let routed = channel.seal(buffer, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
+        channels[destination] = channel
+        return routed
+    }
+
+    /// A routed frame for us: it must open under the channel with its claimed source (so it is authentic, unaltered
+    /// and not a replay), and its inner frame must be a data or transfer frame with the same source and us as
     /// destination, from a member we announced. Anything else is dropped and counted, never delivered.
     private func deliverRouted(_ routed: RoutedFrame) {
-        guard let peer = announced[routed.source] else { meshCounters.droppedForgeries += 1; return }
-        var payload = routed.payload
+        guard let peer = announced[routed.source], var channel = channel(with: routed.source),
+              var payload = channel.open(routed, requireEncryption: sessionEncryption == .required)
+        else { meshCounters.droppedForgeries += 1; return }
+        channels[routed.source] = channel
         let inner: Frame?
         do { inner = try Frame.read(from: &payload, limits: sessionConfiguration.frameLimits) } catch { inner = nil }
         guard let inner, payload.readableBytes == 0 else { meshCounters.droppedForgeries += 1; return }
@@ -182,7 +204,7 @@ extension SessionCore {
             return
         }
         var fragmenter = remoteFragmenters[peer.keyID] ?? MessageFragmenter()
-        let frames = fragmenter.fragments(of: message, source: path.source, destination: peer.keyID, mode: mode)
+        let frames = fragmenter.fragments(of: message, source: localIdentity.peerID.keyID, destination: peer.keyID, mode: mode)
         remoteFragmenters[peer.keyID] = fragmenter
         for (index, frame) in frames.enumerated() {
             path.enqueue(frame, on: .messages, promise: index == frames.count - 1 ? promise : nil)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -33,6 +34,10 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     var remoteFragmenters: [[UInt8]: MessageFragmenter] = [:]
     var remoteReassemblers: [[UInt8]: MessageReassembler] = [:]
     var meshCounters = MeshCounters()
+    /// Our ephemeral end-to-end key for this session (published in our record) and the channels derived from it.
+    let endToEndKey = Curve25519.KeyAgreement.PrivateKey()
+    var channels: [[UInt8]: EndToEndChannel] = [:]
+    var sessionEncryption: EncryptionPreference { encryption }
     var localIdentity: LocalIdentity { identity.local }
     var sessionConfiguration: Session.Configuration { configuration }
 
@@ -55,7 +60,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     func memberLink(_ peer: PeerID) -> PeerPath? {
         if let link = members[peer] { return link }
         guard announced[peer.keyID] != nil, let hop = mesh.nextHop(to: peer.keyID), let link = directLink(hop) else { return nil }
-        return RelayPath(link: link, source: identity.peerID.keyID, destination: peer.keyID, hopLimit: configuration.maximumHops)
+        return RelayPath(core: self, link: link, destination: peer.keyID)
     }
 
     /// The link to the direct member with this key ID.

@@ -142,6 +142,9 @@ public struct MeshRoster: Sendable {
     /// The number of links on the shortest path to `destination`.
     public func distance(to destination: [UInt8]) -> Int? { routes[destination]?.distance }
 
+    /// The ephemeral X25519 key in this member's latest record (for `EndToEndChannel`).
+    public func sessionKey(of keyID: [UInt8]) -> [UInt8]? { entries[keyID]?.record.sessionKey }
+
     /// The member with this key ID, if reachable.
     public func member(_ keyID: [UInt8]) -> PeerID? { routes[keyID]?.peer }
 

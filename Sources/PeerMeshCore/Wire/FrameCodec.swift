@@ -48,11 +48,14 @@ extension Frame {
             buffer.writeInteger(record.version)
             buffer.writeInteger(UInt16(truncatingIfNeeded: record.neighbors.count))
             for neighbor in record.neighbors { buffer.writeBytes(neighbor) }
+            buffer.writeBytes(record.sessionKey)
             buffer.writeBytes(record.signature)
         case .routed(let routed):
             buffer.writeBytes(routed.source)
             buffer.writeBytes(routed.destination)
             buffer.writeInteger(routed.hopLimit)
+            buffer.writeInteger(routed.flags)
+            buffer.writeInteger(routed.sequence)
             var payload = routed.payload
             buffer.writeBuffer(&payload)
         }
@@ -158,14 +161,18 @@ extension Frame {
             }
             var neighbors: [[UInt8]] = []
             for _ in 0..<count { neighbors.append(try body.readBytesOrThrow(PeerID.keyIDLength, "link-state neighbour")) }
+            let sessionKey = try body.readBytesOrThrow(32, "link-state session key")
             let signature = try body.readBytesOrThrow(64, "link-state signature")
-            return .linkState(LinkStateRecord(originKeyDER: key, displayName: name, version: version, neighbors: neighbors, signature: signature))
+            return .linkState(LinkStateRecord(originKeyDER: key, displayName: name, version: version, neighbors: neighbors,
+                                              sessionKey: sessionKey, signature: signature))
         case .routed:
             let source = try body.readBytesOrThrow(PeerID.keyIDLength, "routed source")
             let destination = try body.readBytesOrThrow(PeerID.keyIDLength, "routed destination")
             let hopLimit = try body.readOrThrow(UInt8.self, "routed hop limit")
+            let flags = try body.readOrThrow(UInt8.self, "routed flags")
+            let sequence = try body.readOrThrow(UInt64.self, "routed sequence")
             let payload = body.readSlice(length: body.readableBytes)!
-            return .routed(RoutedFrame(source: source, destination: destination, hopLimit: hopLimit, payload: payload))
+            return .routed(RoutedFrame(source: source, destination: destination, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload))
         }
     }
 
