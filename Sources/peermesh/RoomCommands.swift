@@ -102,6 +102,7 @@ struct SendCommand: AsyncParsableCommand {
             let output = RoomOutput(json: options.json)
             let mesh = try makeSession(session, options)
             let member = try await enterRoom(name, session: mesh, serviceType: options.serviceType, host: nil, timeout: timeout, output: output)
+            await settleRoster(mesh)
             let room = try Room(session: mesh, name: name, serviceType: options.serviceType, accept: .none, output: output)
             let following = Task { await room.runInteractive(readInput: false) }
             defer { following.cancel() }
@@ -178,6 +179,24 @@ func makeSession(_ options: SessionOptions, _ room: RoomOptions) throws -> Sessi
 }
 
 /// Finds a member of `room` (optionally a given one) and joins it; typed, one-line errors otherwise.
+/// Right after joining, the roster still grows as link-state records arrive about members reached through others.
+/// A one-shot send waits until it was stable for 300 ms (at most 3 s), so that it reaches those members too.
+func settleRoster(_ session: Session) async {
+    let deadline = ContinuousClock.now + .seconds(3)
+    var last = session.connectedPeers
+    var stableSince = ContinuousClock.now
+    while ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(25))
+        let current = session.connectedPeers
+        if current != last {
+            last = current
+            stableSince = .now
+        } else if ContinuousClock.now - stableSince >= .milliseconds(300) {
+            return
+        }
+    }
+}
+
 func enterRoom(_ room: String, session: Session, serviceType: String, host: String?, timeout: Double, output: RoomOutput) async throws -> PeerID {
     let browser = try Browser(session: session, serviceType: serviceType)
     if case .failure(let error) = await attempt({ () async throws(PeerMeshError) in try await browser.start() }) {
