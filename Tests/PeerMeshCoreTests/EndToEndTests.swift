@@ -79,4 +79,33 @@ struct EndToEndTests {
         window.mark(10_000 + 3 * ReplayWindow.size)
         #expect(window.isFresh(10_000 + 3 * ReplayWindow.size - 1))
     }
+
+    @Test func acknowledgementsReleaseWhatArrivedAndKeepTheRestForAResend() throws {
+        var pair = try Pair()
+        let frames = (1...5).map { pair.alice.seal(ByteBuffer(bytes: [UInt8($0)]), hopLimit: 8, encrypt: true) }
+        // The relay died after delivering 1, 2 and 4.
+        for index in [0, 1, 3] { #expect(pair.carol.open(frames[index], requireEncryption: true) != nil) }
+        #expect(pair.carol.contiguous == 2)
+        let made = pair.carol.makeAcknowledgement(hopLimit: 8)
+        let ack = try #require(made)
+        let again = pair.carol.makeAcknowledgement(hopLimit: 8)
+        #expect(again == nil, "nothing new to acknowledge")
+        var forged = ack
+        forged.payload = { var b = ByteBuffer(); b.writeInteger(UInt64(5)); b.writeBytes(Array(ack.payload.readableBytesView.suffix(16))); return b }()
+        let forgedAccepted = pair.alice.receiveAcknowledgement(forged)
+        let accepted = pair.alice.receiveAcknowledgement(ack)
+        let replayAccepted = pair.alice.receiveAcknowledgement(ack)
+        #expect(!forgedAccepted)
+        #expect(accepted)
+        #expect(!replayAccepted, "a replayed acknowledgement")
+        #expect(pair.alice.unacknowledged.map(\.sequence) == [3, 4, 5])
+        // The resend on the new path: 4 is a duplicate, 3 and 5 are delivered once.
+        var delivered: [UInt8] = []
+        for frame in pair.alice.unacknowledged {
+            if pair.carol.isDuplicate(frame.sequence) { continue }
+            if let inner = pair.carol.open(frame, requireEncryption: true) { delivered += Array(inner.readableBytesView) }
+        }
+        #expect(delivered == [3, 5])
+        #expect(pair.carol.contiguous == 5)
+    }
 }

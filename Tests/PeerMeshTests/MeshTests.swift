@@ -85,6 +85,39 @@ struct MeshTests {
         await c.shutdown(); await b.shutdown(); await a.shutdown()
     }
 
+    @Test func aDiamondLosesARelayMidStreamWithoutLosingDuplicatingOrReorderingAMessage() async throws {
+        // A–B, A–C, B–D, C–D; the relay A uses for D is killed in the middle of 1,000 reliable messages.
+        let a = try TestPeer("diamond-a"), b = try TestPeer("diamond-b"), c = try TestPeer("diamond-c"), d = try TestPeer("diamond-d")
+        try await b.join(a); try await c.join(a); try await d.join(b); try await d.join(c)
+        await a.waitFor(d.peerID, \.isConnected)
+        await d.waitFor(a.peerID, \.isConnected)
+        #expect(await eventually {
+            let route = await a.session.route(to: d.peerID)
+            return route == .via(b.peerID) || route == .via(c.peerID)
+        })
+        guard case .via(let relayID)? = await a.session.route(to: d.peerID) else { Issue.record("no relayed route"); return }
+        let (relay, other) = relayID == b.peerID ? (b, c) : (c, b)
+        let count = 1000
+        for index in 0..<count {
+            if index == 300 {
+                // A hard failure: the relay's connections are dropped without a Close frame.
+                try await relay.session.core.loop.submit {
+                    relay.session.core.cutLinks(to: a.peerID)
+                    relay.session.core.cutLinks(to: d.peerID)
+                }.get()
+            }
+            try await a.session.send(Self.payload(index), to: [d.peerID])
+        }
+        #expect(await eventually(timeout: .seconds(20)) { await d.log.received.count >= count })
+        let received = await d.log.received
+        #expect(received.count == count)
+        #expect(received.map(\.0) == (0..<count).map(Self.payload), "lost, duplicated or reordered")
+        #expect(await a.session.route(to: d.peerID) == .via(other.peerID))
+        #expect(await d.log.events.allSatisfy { if case .peerChanged(let p, .notConnected) = $0 { p != a.peerID } else { true } })
+        for peer in [a, d] { #expect(await peer.log.orderViolations.isEmpty) }
+        for peer in [d, c, b, a] { await peer.shutdown() }
+    }
+
     @Test func leavesAndRelayFailuresPropagate() async throws {
         let (a, b, c) = try await Self.line()
         await a.waitFor(c.peerID, \.isConnected)
@@ -121,8 +154,12 @@ struct TamperingRelayTests {
         let forger: [UInt8]
         init(forger: [UInt8]) { self.forger = forger }
 
+        var handled: Int { lock.withLock { count } }
+
         func hook(_ frame: RoutedFrame) -> [RoutedFrame] {
-            lock.withLock {
+            // End-to-end acknowledgements flow the other way; only the data frames are tampered with and counted.
+            if frame.flags & EndToEndChannel.ackFlag != 0 { return [frame] }
+            return lock.withLock {
                 count += 1
                 defer { previous = frame }
                 guard count % 2 == 0 else { return [frame] }
@@ -167,13 +204,13 @@ struct TamperingRelayTests {
         for message in sent { try await a.session.send(message, to: [c.peerID], mode: .unreliable) }
         try await a.session.send(Data("last".utf8), to: [c.peerID], mode: .unreliable)
         // Wait until the relay handled everything, then for C to settle.
-        #expect(await eventually(timeout: .seconds(20)) { await b.session.meshCounters.relayed >= count + 1 })
+        #expect(await eventually(timeout: .seconds(20)) { tamperer.handled >= count + 1 })
         // Every frame C got was either delivered or dropped: the replays are the only extra frames.
         let replays = tamperer.replays
         #expect(await eventually {
             let delivered = await c.log.received.count
-            let dropped = await c.session.meshCounters.droppedForgeries
-            return delivered + dropped >= count + 1 + replays
+            let counters = await c.session.meshCounters
+            return delivered + counters.droppedForgeries + counters.droppedDuplicates >= count + 1 + replays
         })
         let received = await c.log.received
         #expect(received.allSatisfy { $0.1 == a.peerID })
@@ -184,7 +221,9 @@ struct TamperingRelayTests {
         #expect(indices == indices.sorted() && Set(indices).count == indices.count, "a duplicate or reordering")
         // Replayed frames were delivered once (the original); every other tampered frame was lost, and counted.
         #expect(messages.count == count - (tamperer.tampered - replays) - (received.count - messages.count == 1 ? 0 : 1))
-        #expect(await c.session.meshCounters.droppedForgeries == tamperer.tampered)
+        let counters = await c.session.meshCounters
+        #expect(counters.droppedForgeries + counters.droppedDuplicates == tamperer.tampered)
+        #expect(counters.droppedDuplicates >= replays)
         #expect(await c.log.orderViolations.isEmpty)
         for peer in [c, b, a, forger] { await peer.shutdown() }
     }

@@ -6,8 +6,10 @@ import PeerMeshCore
 public struct MeshCounters: Sendable, Equatable {
     /// Routed frames we forwarded for other members.
     public var relayed = 0
-    /// Routed frames for us that failed their checks (wrong origin, malformed, out of order) and were dropped.
+    /// Routed frames for us that failed their checks (forged, altered, spliced, malformed) and were dropped.
     public var droppedForgeries = 0
+    /// Routed frames for us that were already delivered (a re-send after a path change, or a relay's replay).
+    public var droppedDuplicates = 0
     /// Routed frames dropped because their hop limit ran out.
     public var droppedHopLimit = 0
     /// Routed frames dropped because no path to their destination was known.
@@ -16,6 +18,10 @@ public struct MeshCounters: Sendable, Equatable {
     public var invalidRecords = 0
     /// Link-state records we published.
     public var recordsPublished = 0
+    /// Routed frames we sent again on a new path because they were not acknowledged end to end.
+    public var retransmitted = 0
+    /// End-to-end acknowledgements we sent.
+    public var acknowledgementsSent = 0
 }
 
 /// Where frames for one member go: its own link, or a relayed path (`RelayPath`).
@@ -109,6 +115,41 @@ extension SessionCore {
             emit(.peerChanged(peer, .connected))
             transfers.peerConnected(peer)
         }
+        rerouteChannels()
+    }
+
+    /// After a path change, sends every unacknowledged routed frame again on the new first hop, oldest first. The
+    /// receiver's replay window drops the copies of frames that did arrive, so each is delivered exactly once, and
+    /// a message cut in half by a dead relay continues with its missing fragments.
+    private func rerouteChannels() {
+        for (destination, previous) in channelLinks {
+            guard announced[destination] != nil, let hop = mesh.nextHop(to: destination), let link = directLink(hop),
+                  ObjectIdentifier(link) != previous else { continue }
+            channelLinks[destination] = ObjectIdentifier(link)
+            guard let channel = channels[destination] else { continue }
+            for frame in channel.unacknowledged {
+                link.enqueue(.routed(frame), on: .messages)
+                meshCounters.retransmitted += 1
+            }
+        }
+    }
+
+    /// Acknowledges what we opened, at most every 10 ms per sender (the acknowledgement is cumulative).
+    private func scheduleAcknowledgement(to peer: [UInt8]) {
+        pendingAcks.insert(peer)
+        guard ackTask == nil else { return }
+        ackTask = loop.scheduleTask(in: .milliseconds(10)) { [self] in
+            ackTask = nil
+            let peers = pendingAcks
+            pendingAcks = []
+            for peer in peers {
+                guard var channel = channels[peer], let hop = mesh.nextHop(to: peer), let link = directLink(hop),
+                      let ack = channel.makeAcknowledgement(hopLimit: sessionConfiguration.maximumHops) else { continue }
+                channels[peer] = channel
+                link.enqueue(.routed(ack), on: .control)
+                meshCounters.acknowledgementsSent += 1
+            }
+        }
     }
 
     // MARK: Frames from neighbours
@@ -163,6 +204,9 @@ extension SessionCore {
         frame.write(into: &buffer)
         let routed = channel.seal(buffer, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
         channels[destination] = channel
+        if channelLinks[destination] == nil, let hop = mesh.nextHop(to: destination), let link = directLink(hop) {
+            channelLinks[destination] = ObjectIdentifier(link)
+        }
         return routed
     }
 
@@ -170,10 +214,23 @@ extension SessionCore {
     /// and not a replay), and its inner frame must be a data or transfer frame with the same source and us as
     /// destination, from a member we announced. Anything else is dropped and counted, never delivered.
     private func deliverRouted(_ routed: RoutedFrame) {
+        if routed.flags & EndToEndChannel.ackFlag != 0 {
+            guard var channel = channel(with: routed.source), channel.receiveAcknowledgement(routed) else {
+                meshCounters.droppedForgeries += 1
+                return
+            }
+            channels[routed.source] = channel
+            return
+        }
+        if let channel = channels[routed.source], channel.isDuplicate(routed.sequence) {
+            meshCounters.droppedDuplicates += 1
+            return
+        }
         guard let peer = announced[routed.source], var channel = channel(with: routed.source),
               var payload = channel.open(routed, requireEncryption: sessionEncryption == .required)
         else { meshCounters.droppedForgeries += 1; return }
         channels[routed.source] = channel
+        scheduleAcknowledgement(to: routed.source)
         let inner: Frame?
         do { inner = try Frame.read(from: &payload, limits: sessionConfiguration.frameLimits) } catch { inner = nil }
         guard let inner, payload.readableBytes == 0 else { meshCounters.droppedForgeries += 1; return }
@@ -206,8 +263,14 @@ extension SessionCore {
         var fragmenter = remoteFragmenters[peer.keyID] ?? MessageFragmenter()
         let frames = fragmenter.fragments(of: message, source: localIdentity.peerID.keyID, destination: peer.keyID, mode: mode)
         remoteFragmenters[peer.keyID] = fragmenter
+        // The message is handed over once its last fragment is; if that first hop dies first, the fragments are
+        // sent again on the next path (unacknowledged frames are kept), so only losing the member fails the send.
+        let handed = loop.makePromise(of: Void.self)
+        handed.futureResult.whenComplete { [self] result in
+            if case .failure = result, announced[peer.keyID] != nil { promise.succeed() } else { promise.completeWith(result) }
+        }
         for (index, frame) in frames.enumerated() {
-            path.enqueue(frame, on: .messages, promise: index == frames.count - 1 ? promise : nil)
+            path.enqueue(frame, on: .messages, promise: index == frames.count - 1 ? handed : nil)
         }
     }
 

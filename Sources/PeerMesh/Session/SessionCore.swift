@@ -37,6 +37,10 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     /// Our ephemeral end-to-end key for this session (published in our record) and the channels derived from it.
     let endToEndKey = Curve25519.KeyAgreement.PrivateKey()
     var channels: [[UInt8]: EndToEndChannel] = [:]
+    /// The link each channel's frames last went out on: when it changes, unacknowledged frames are sent again.
+    var channelLinks: [[UInt8]: ObjectIdentifier] = [:]
+    var pendingAcks: Set<[UInt8]> = []
+    var ackTask: Scheduled<Void>?
     var sessionEncryption: EncryptionPreference { encryption }
     var localIdentity: LocalIdentity { identity.local }
     var sessionConfiguration: Session.Configuration { configuration }
@@ -235,6 +239,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         listener = nil
         transfers.closeAll()
         publishTask?.cancel()
+        ackTask?.cancel()
         for link in Array(links.values) { link.leave() }
         source.finish()
     }

@@ -16,6 +16,11 @@ public struct EndToEndChannel: Sendable {
     public static let tagSize = 16
     /// `RoutedFrame.flags` bit: the payload is encrypted (not only authenticated).
     public static let encryptedFlag: UInt8 = 0x01
+    /// `RoutedFrame.flags` bit: an end-to-end acknowledgement (its own key and sequence space; never retained).
+    public static let ackFlag: UInt8 = 0x02
+    /// The most sealed frames kept for re-sending before the peer acknowledges them (the replay window's size:
+    /// a re-sent frame must still be inside the receiver's window to be accepted).
+    public static let maximumRetained = Int(ReplayWindow.size)
 
     /// The peer's ephemeral key this channel was derived from (a newer record with another key needs a new channel).
     public let peerSessionKey: [UInt8]
@@ -28,6 +33,19 @@ public struct EndToEndChannel: Sendable {
     private var receiveKey: SymmetricKey { SymmetricKey(data: receiveKeyBytes) }
     private var nextSequence: UInt64 = 1
     private var window = ReplayWindow()
+    private let ackSendKeyBytes: [UInt8]
+    private let ackReceiveKeyBytes: [UInt8]
+    /// Sender side: sealed frames not yet acknowledged, in sequence order (re-sent as they are after a path change,
+    /// so the receiver's replay window turns every copy after the first into a drop: exactly once).
+    private var retained: [RoutedFrame] = []
+    private var retainedHead = 0
+    /// Receiver side: every sequence up to this one was opened.
+    public private(set) var contiguous: UInt64 = 0
+    private var lastAckSent: UInt64 = 0
+    private var ackSequence: UInt64 = 0
+    private var lastAckSequenceSeen: UInt64 = 0
+    /// Sender side: the peer acknowledged every sequence up to this one.
+    public private(set) var acknowledged: UInt64 = 0
 
     /// Derives the channel between us (`me`, holding `ownSessionKey`) and `peer` (whose signed record carries
     /// `peerSessionKey`). Throws if the peer's key is not a valid X25519 public key.
@@ -46,6 +64,8 @@ public struct EndToEndChannel: Sendable {
         self.peerSessionKey = peerSessionKey
         self.sendKeyBytes = key(me, peer)
         self.receiveKeyBytes = key(peer, me)
+        self.ackSendKeyBytes = key(me + Array("ack".utf8), peer)
+        self.ackReceiveKeyBytes = key(peer + Array("ack".utf8), me)
     }
 
     /// Seals an encoded inner frame for the peer.
@@ -70,7 +90,56 @@ public struct EndToEndChannel: Sendable {
             payload.writeBuffer(&copy)
         }
         payload.writeBytes(box.tag)
-        return RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload)
+        let routed = RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload)
+        retained.append(routed)
+        return routed
+    }
+
+    /// Whether a frame with this sequence from the peer was already opened, or is too old to be judged: a re-send
+    /// or a replay, to drop without trying it.
+    public func isDuplicate(_ sequence: UInt64) -> Bool { sequence > 0 && !window.isFresh(sequence) }
+
+    /// Sealed frames the peer has not acknowledged, oldest first: what to send again on a new path.
+    public var unacknowledged: ArraySlice<RoutedFrame> { retained[retainedHead...] }
+
+    /// Whether more frames are waiting for acknowledgement than a re-send could still deliver.
+    public var isOverRetained: Bool { retained.count - retainedHead > Self.maximumRetained }
+
+    /// An acknowledgement of everything opened so far, if there is news since the last one.
+    public mutating func makeAcknowledgement(hopLimit: UInt8) -> RoutedFrame? {
+        guard contiguous > lastAckSent else { return nil }
+        lastAckSent = contiguous
+        ackSequence += 1
+        var value = ByteBuffer()
+        value.writeInteger(contiguous)
+        var ad = Self.associatedData(source: me, destination: peer, flags: Self.ackFlag, sequence: ackSequence)
+        value.withUnsafeReadableBytes { ad.append(contentsOf: $0) }
+        let box = try! ChaChaPoly.seal(Data(), using: SymmetricKey(data: ackSendKeyBytes), nonce: Self.nonce(ackSequence), authenticating: ad)
+        value.writeBytes(box.tag)
+        return RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: Self.ackFlag, sequence: ackSequence, payload: value)
+    }
+
+    /// Applies an acknowledgement from the peer; false when it is forged, altered, or older than one already seen.
+    public mutating func receiveAcknowledgement(_ frame: RoutedFrame) -> Bool {
+        guard frame.source == peer, frame.destination == me, frame.flags == Self.ackFlag,
+              frame.sequence > lastAckSequenceSeen, frame.payload.readableBytes == 8 + Self.tagSize else { return false }
+        var payload = frame.payload
+        let value = payload.readInteger(as: UInt64.self)!
+        let tag = payload.withUnsafeReadableBytes { Data($0) }
+        var ad = Self.associatedData(source: peer, destination: me, flags: Self.ackFlag, sequence: frame.sequence)
+        withUnsafeBytes(of: value.bigEndian) { ad.append(contentsOf: $0) }
+        guard let box = try? ChaChaPoly.SealedBox(nonce: Self.nonce(frame.sequence), ciphertext: Data(), tag: tag),
+              (try? ChaChaPoly.open(box, using: SymmetricKey(data: ackReceiveKeyBytes), authenticating: ad)) != nil,
+              value < nextSequence
+        else { return false }
+        lastAckSequenceSeen = frame.sequence
+        acknowledged = max(acknowledged, value)
+        while retainedHead < retained.count, retained[retainedHead].sequence <= acknowledged { retainedHead += 1 }
+        if retainedHead > 1024, retainedHead * 2 > retained.count {
+            retained.removeFirst(retainedHead)
+            retainedHead = 0
+        }
+        return true
     }
 
     /// Opens a routed frame from the peer: the inner frame's bytes, or nil when it was altered, forged, replayed,
@@ -101,6 +170,9 @@ public struct EndToEndChannel: Sendable {
             opened = body
         }
         window.mark(frame.sequence)
+        // Frames beyond the window behind the newest can no longer arrive: stop waiting for them.
+        if window.highest > ReplayWindow.size { contiguous = max(contiguous, window.highest - ReplayWindow.size) }
+        while window.hasSeen(contiguous + 1) { contiguous += 1 }
         return opened
     }
 
@@ -127,7 +199,8 @@ public struct EndToEndChannel: Sendable {
 public struct ReplayWindow: Sendable, Equatable {
     /// How far behind the highest accepted sequence a frame may still arrive.
     public static let size: UInt64 = 4096
-    private var highest: UInt64 = 0
+    /// The highest sequence accepted.
+    public private(set) var highest: UInt64 = 0
     private var seen = [UInt64](repeating: 0, count: Int(size / 64))
 
     /// An empty window (sequence 0 is never valid).
@@ -139,6 +212,12 @@ public struct ReplayWindow: Sendable, Equatable {
         if sequence > highest { return true }
         guard highest - sequence < Self.size else { return false }
         return seen[Self.word(sequence)] & Self.bit(sequence) == 0
+    }
+
+    /// Whether `sequence` was accepted (only answerable within the window).
+    public func hasSeen(_ sequence: UInt64) -> Bool {
+        guard sequence > 0, sequence <= highest, highest - sequence < Self.size else { return false }
+        return seen[Self.word(sequence)] & Self.bit(sequence) != 0
     }
 
     /// Records `sequence` as accepted (call only after `isFresh` and authentication).
