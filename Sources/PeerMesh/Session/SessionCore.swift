@@ -128,12 +128,14 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "\(peer) is already connected or connecting."))
         }
         connecting.insert(peer)
-        emit(.peerChanged(peer, .connecting))
+        // A member we already reach through others stays `.connected` while we add a direct link to it (an
+        // upgrade): the app hears nothing about the attempt but its result.
+        if announced[peer.keyID] == nil { emit(.peerChanged(peer, .connecting)) }
         let promise = loop.makePromise(of: PeerID.self)
         attempt(data.endpoints[...], peer: peer, invitation: invitation, connectTimeout: connectTimeout, failures: [], promise: promise)
         return promise.futureResult.always { [self] result in
             connecting.remove(peer)
-            if case .failure(let error) = result {
+            if case .failure(let error) = result, announced[peer.keyID] == nil {
                 emit(.peerChanged(peer, .notConnected(reason: error as? PeerMeshError)))
             }
         }
@@ -281,7 +283,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
                         return
                     }
                     self.announcedIncoming.insert(ObjectIdentifier(box.value))
-                    self.emit(.peerChanged(peer.peerID, .connecting))
+                    if self.announced[peer.peerID.keyID] == nil { self.emit(.peerChanged(peer.peerID, .connecting)) }
                 }
                 box.value.invitationDecision(decision)
             }
@@ -324,7 +326,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             // The peer stays a member if another path reaches it; otherwise it (and whoever we reached only
             // through it) is reported `.notConnected`, this link's reason for this peer.
             directLinksChanged(newLink: nil, lostPeer: peer, reason: reason)
-        } else if wasAnnounced, let peer = link.peer?.peerID {
+        } else if wasAnnounced, let peer = link.peer?.peerID, announced[peer.keyID] == nil {
             emit(.peerChanged(peer, .notConnected(reason: reason)))
         } else if let reason, reason.code != .invitationDeclined {
             // Our own decline is the app's decision, not a failure worth reporting back to it.
