@@ -50,8 +50,8 @@ struct MeshInProcess {
             try await forward
             try await backward
             #expect(await eventually(timeout: .seconds(30)) {
-                let there = await c.log.received.count
-                let back = await a.log.received.count
+                let there = await c.log.receivedCount
+                let back = await a.log.receivedCount
                 return there == count && back == count
             })
             #expect(await c.log.received.map(\.0) == (0..<count).map(Self.payload))
@@ -112,7 +112,7 @@ struct MeshInProcess {
                 }
                 try await a.session.send(Self.payload(index), to: [d.peerID])
             }
-            #expect(await eventually(timeout: .seconds(20)) { await d.log.received.count >= count })
+            #expect(await eventually(timeout: .seconds(20)) { await d.log.receivedCount >= count })
             let received = await d.log.received
             #expect(received.count == count)
             #expect(received.map(\.0) == (0..<count).map(Self.payload), "lost, duplicated or reordered")
@@ -136,13 +136,13 @@ struct MeshInProcess {
             })
             let relayedBefore = await b.session.meshCounters.relayed
             for index in 1..<200 { try await a.session.send(Self.payload(index), to: [c.peerID]) }
-            #expect(await eventually { await c.log.received.count == 200 })
+            #expect(await eventually { await c.log.receivedCount == 200 })
             #expect(await b.session.meshCounters.relayed == relayedBefore, "direct traffic still went through the relay")
             // The direct link is cut: traffic moves back to the relay, and C never stops being a member.
             try await a.session.core.loop.submit { a.session.core.cutLinks(to: c.peerID) }.get()
             #expect(await eventually { await a.session.route(to: c.peerID) == .via(b.peerID) })
             for index in 200..<400 { try await a.session.send(Self.payload(index), to: [c.peerID]) }
-            #expect(await eventually { await c.log.received.count == 400 })
+            #expect(await eventually { await c.log.receivedCount == 400 })
             #expect(await c.log.received.map(\.0) == (0..<400).map(Self.payload))
             #expect(await b.session.meshCounters.relayed > relayedBefore)
             // Each saw the other exactly once: connected, never connecting again or disconnected.
@@ -244,7 +244,7 @@ struct MeshInProcess {
             // Every frame C got was either delivered or dropped: the replays are the only extra frames.
             let replays = tamperer.replays
             #expect(await eventually {
-                let delivered = await c.log.received.count
+                let delivered = await c.log.receivedCount
                 let counters = await c.session.meshCounters
                 return delivered + counters.droppedForgeries + counters.droppedDuplicates >= count + 1 + replays
             })
@@ -283,7 +283,7 @@ struct MeshInProcess {
             }
             #expect(await eventually(timeout: .seconds(30)) {
                 var total = 0
-                for peer in peers { total += await peer.log.received.count }
+                for peer in peers { total += await peer.log.receivedCount }
                 return total == size * (size - 1)
             })
             for peer in peers {
