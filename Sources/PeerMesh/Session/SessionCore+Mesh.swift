@@ -63,6 +63,8 @@ extension SessionCore {
     /// record (rate-limited), and report who joined or left the reachable roster.
     func directLinksChanged(newLink: LinkHandler?, lostPeer: PeerID? = nil, reason: PeerMeshError? = nil) {
         let decision = mesh.setDirectLinks(Array(memberLinks.keys), now: .now())
+        // Leaving: our links are closing one by one; telling the others each step would only cost them work.
+        if isClosed { return refreshMembership(lostPeer: lostPeer, reason: reason) }
         if let newLink {
             for record in mesh.records { newLink.enqueue(.linkState(record), on: .control) }
         }
@@ -155,7 +157,7 @@ extension SessionCore {
     // MARK: Frames from neighbours
 
     func link(_ link: LinkHandler, receivedMesh frame: Frame, from neighbor: PeerID) {
-        guard memberLinks[neighbor] === link else { return }
+        guard !isClosed, memberLinks[neighbor] === link else { return }
         switch frame {
         case .linkState(let record):
             switch mesh.receive(record) {

@@ -1,3 +1,4 @@
+import Crypto
 import NIOCore
 
 /// How a member is reached from here.
@@ -112,12 +113,15 @@ public struct MeshRoster: Sendable {
 
     /// A record arrived from a neighbour.
     public mutating func receive(_ record: LinkStateRecord) -> Verdict {
+        // Duplicates are the common case (every record reaches us once per path): recognise them by the claimed
+        // origin before paying for a signature check. Only news is verified; nothing unverified is stored.
+        let claimed = Array(SHA256.hash(data: record.originKeyDER))
+        if claimed == me.keyID { return .duplicate }
+        if let existing = entries[claimed], existing.version >= record.version { return .duplicate }
         guard let origin = record.verifiedOrigin() else {
             invalidRecords += 1
             return .invalid
         }
-        if origin.keyID == me.keyID { return .duplicate }
-        if let existing = entries[origin.keyID], existing.version >= record.version { return .duplicate }
         entries[origin.keyID] = Entry(peer: origin, version: record.version, neighbors: Set(record.neighbors), record: record)
         recompute()
         evictIfNeeded()
