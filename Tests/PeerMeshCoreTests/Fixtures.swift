@@ -48,6 +48,10 @@ enum Fixtures {
         transfer(.reset(fromReceiver: true, reason: .diskFull, message: "no space")),
         transfer(.reset(fromReceiver: false, reason: .cancelled, message: "")),
         transfer(.done),
+        .linkState(.init(originKeyDER: bytes(91, 5), displayName: "relay ☀︎", version: 3, neighbors: [bytes(32, 1), bytes(32, 2)], sessionKey: bytes(32, 8), signature: bytes(64, 6))),
+        .linkState(.init(originKeyDER: bytes(1, 5), displayName: "x", version: .max, neighbors: [], sessionKey: bytes(32, 8), signature: bytes(64, 6))),
+        .routed(.init(source: bytes(32, 1), destination: bytes(32, 2), hopLimit: 64, flags: 1, sequence: 9, payload: ByteBuffer(bytes: [0, 0, 0, 1, 5]))),
+        .routed(.init(source: bytes(32, 1), destination: bytes(32, 2), hopLimit: 0, payload: ByteBuffer())),
     ]
 
     static func transfer(_ body: TransferFrame.Body, id: UInt64 = 42) -> Frame {

@@ -104,7 +104,7 @@ struct LinkPair {
                 }
             case .deliverInvitation:
                 if let decision { perform(side, update(side) { $0.invitationDecision(decision, now: now) }) }
-            case .connected, .deliver, .transfer, .close:
+            case .connected, .deliver, .transfer, .mesh, .close:
                 break
             }
         }

@@ -12,6 +12,7 @@ protocol LinkDelegate: AnyObject {
     func link(_ link: LinkHandler, connected peer: PeerID)
     func link(_ link: LinkHandler, received message: ByteBuffer, from peer: PeerID, mode: Frame.Mode)
     func link(_ link: LinkHandler, receivedTransfer frame: TransferFrame, from peer: PeerID)
+    func link(_ link: LinkHandler, receivedMesh frame: Frame, from peer: PeerID)
     func link(_ link: LinkHandler, closedWith reason: PeerMeshError?)
 }
 
@@ -203,6 +204,8 @@ final class LinkHandler: ChannelInboundHandler {
                 delegate?.link(self, received: message, from: peer, mode: mode)
             case .transfer(let frame, let peer):
                 delegate?.link(self, receivedTransfer: frame, from: peer)
+            case .mesh(let frame, let peer):
+                delegate?.link(self, receivedMesh: frame, from: peer)
             case .close(let reason):
                 context.close(promise: nil)
                 finish(reason: reason)
@@ -258,6 +261,7 @@ extension Frame {
     var wireSize: Int {
         switch self {
         case .data(let data): 5 + FrameLimits.dataHeaderSize + data.payload.readableBytes
+        case .routed(let routed): 5 + RoutedFrame.headerSize + routed.payload.readableBytes
         case .transfer(let transfer):
             if case .chunk(_, let payload) = transfer.body { 5 + FrameLimits.transferChunkHeaderSize + payload.readableBytes } else { 128 }
         default: 128

@@ -118,6 +118,17 @@ public final class Session: Sendable {
         try await run { $0.send(buffer, to: peers, mode: mode.frameMode) }
     }
 
+    /// How `peer` is reached: over our own link (`.direct`), through a member (`.via`), or nil when it is not a
+    /// member. Members we are not linked to are still members: the session relays for them.
+    public func route(to peer: PeerID) async -> Route? {
+        try? await core.loop.submit { self.core.route(to: peer) }.get()
+    }
+
+    /// What the mesh layer counted so far (relayed frames, forged or malformed frames dropped, ...).
+    public var meshCounters: MeshCounters {
+        get async { (try? await core.loop.submit { self.core.meshCounters }.get()) ?? MeshCounters() }
+    }
+
     /// Leaves the session: every peer sees us `.notConnected` at once; `events` ends. The session cannot be reused.
     public func disconnect() async {
         try? await core.loop.submit { self.core.disconnect() }.get()

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -25,6 +26,24 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     private(set) var isClosed = false
     /// Resources and streams; created with the core, confined to its loop.
     private(set) var transfers: TransferCenter!
+    /// Mesh state: the link-state roster and the members announced to the app (see SessionCore+Mesh.swift).
+    var mesh: MeshRoster
+    var announced: [[UInt8]: PeerID] = [:]
+    var ownRecord: LinkStateRecord?
+    var publishTask: Scheduled<Void>?
+    var remoteFragmenters: [[UInt8]: MessageFragmenter] = [:]
+    var remoteReassemblers: [[UInt8]: MessageReassembler] = [:]
+    var meshCounters = MeshCounters()
+    /// Our ephemeral end-to-end key for this session (published in our record) and the channels derived from it.
+    let endToEndKey = Curve25519.KeyAgreement.PrivateKey()
+    var channels: [[UInt8]: EndToEndChannel] = [:]
+    /// The link each channel's frames last went out on: when it changes, unacknowledged frames are sent again.
+    var channelLinks: [[UInt8]: ObjectIdentifier] = [:]
+    var pendingAcks: Set<[UInt8]> = []
+    var ackTask: Scheduled<Void>?
+    var sessionEncryption: EncryptionPreference { encryption }
+    var localIdentity: LocalIdentity { identity.local }
+    var sessionConfiguration: Session.Configuration { configuration }
 
     init(loop: EventLoop, identity: Identity, encryption: EncryptionPreference, configuration: Session.Configuration,
          tls: TLSContexts, source: SessionEvents.Producer.Source, roster: NIOLockedValueBox<[PeerID]>,
@@ -37,11 +56,24 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         self.source = source
         self.roster = roster
         self.certificateHandler = certificateHandler
+        self.mesh = MeshRoster(me: identity.peerID, initialVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12)
         self.transfers = TransferCenter(core: self, loop: loop, me: identity.peerID, configuration: configuration)
     }
 
-    /// The link of a connected member.
-    func memberLink(_ peer: PeerID) -> LinkHandler? { members[peer] }
+    /// The path to a connected member: its own link, or a relayed path through the next hop.
+    func memberLink(_ peer: PeerID) -> PeerPath? {
+        if let link = members[peer] { return link }
+        guard announced[peer.keyID] != nil, let hop = mesh.nextHop(to: peer.keyID), let link = directLink(hop) else { return nil }
+        return RelayPath(core: self, link: link, destination: peer.keyID)
+    }
+
+    /// The link to the direct member with this key ID.
+    func directLink(_ keyID: [UInt8]) -> LinkHandler? {
+        members.first { $0.key.keyID == keyID }?.value
+    }
+
+    /// Every direct member link, for flooding.
+    var memberLinks: [PeerID: LinkHandler] { members }
 
     /// Tests only: drops every link to `peer` abruptly (no Close frame), as a cut cable would.
     func cutLinks(to peer: PeerID) {
@@ -96,12 +128,14 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "\(peer) is already connected or connecting."))
         }
         connecting.insert(peer)
-        emit(.peerChanged(peer, .connecting))
+        // A member we already reach through others stays `.connected` while we add a direct link to it (an
+        // upgrade): the app hears nothing about the attempt but its result.
+        if announced[peer.keyID] == nil { emit(.peerChanged(peer, .connecting)) }
         let promise = loop.makePromise(of: PeerID.self)
         attempt(data.endpoints[...], peer: peer, invitation: invitation, connectTimeout: connectTimeout, failures: [], promise: promise)
         return promise.futureResult.always { [self] result in
             connecting.remove(peer)
-            if case .failure(let error) = result {
+            if case .failure(let error) = result, announced[peer.keyID] == nil {
                 emit(.peerChanged(peer, .notConnected(reason: error as? PeerMeshError)))
             }
         }
@@ -175,16 +209,23 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode) -> EventLoopFuture<Void> {
         loop.preconditionInEventLoop()
         if isClosed { return loop.makeFailedFuture(Self.closedError) }
-        var targets: [LinkHandler] = []
+        var targets: [(PeerID, LinkHandler?)] = []
         for peer in peers {
-            guard let link = members[peer] else {
+            if let link = members[peer] {
+                targets.append((peer, link))
+            } else if announced[peer.keyID] != nil, mesh.nextHop(to: peer.keyID) != nil {
+                targets.append((peer, nil))
+            } else {
                 return loop.makeFailedFuture(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
             }
-            targets.append(link)
         }
-        let futures = targets.map { link in
+        let futures = targets.map { peer, link in
             let promise = loop.makePromise(of: Void.self)
-            link.send(message, mode: mode, promise: promise)
+            if let link {
+                link.send(message, mode: mode, promise: promise)
+            } else {
+                sendRelayed(message, to: peer, mode: mode, promise: promise)
+            }
             return promise.futureResult
         }
         return EventLoopFuture.andAllSucceed(futures, on: loop)
@@ -199,6 +240,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         listener?.close(promise: nil)
         listener = nil
         transfers.closeAll()
+        publishTask?.cancel()
+        ackTask?.cancel()
         for link in Array(links.values) { link.leave() }
         source.finish()
     }
@@ -240,7 +283,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
                         return
                     }
                     self.announcedIncoming.insert(ObjectIdentifier(box.value))
-                    self.emit(.peerChanged(peer.peerID, .connecting))
+                    if self.announced[peer.peerID.keyID] == nil { self.emit(.peerChanged(peer.peerID, .connecting)) }
                 }
                 box.value.invitationDecision(decision)
             }
@@ -258,9 +301,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         members[peer] = link
         announcedIncoming.remove(ObjectIdentifier(link))
         link.setAutoRead(reading)
-        publishRoster()
-        emit(.peerChanged(peer, .connected))
-        transfers.peerConnected(peer)
+        directLinksChanged(newLink: link)
         outgoing.removeValue(forKey: ObjectIdentifier(link))?.promise.succeed(peer)
     }
 
@@ -281,12 +322,11 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         if let pending = outgoing.removeValue(forKey: id) {
             pending.promise.fail(reason ?? Self.closedError)
         } else if let peer = link.peer?.peerID, members[peer] === link {
-            // Transfers first: what they report about this peer must come before its `.notConnected`.
-            transfers.peerDisconnected(peer)
             members[peer] = nil
-            publishRoster()
-            emit(.peerChanged(peer, .notConnected(reason: reason)))
-        } else if wasAnnounced, let peer = link.peer?.peerID {
+            // The peer stays a member if another path reaches it; otherwise it (and whoever we reached only
+            // through it) is reported `.notConnected`, this link's reason for this peer.
+            directLinksChanged(newLink: nil, lostPeer: peer, reason: reason)
+        } else if wasAnnounced, let peer = link.peer?.peerID, announced[peer.keyID] == nil {
             emit(.peerChanged(peer, .notConnected(reason: reason)))
         } else if let reason, reason.code != .invitationDeclined {
             // Our own decline is the app's decision, not a failure worth reporting back to it.
@@ -301,8 +341,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
 
     private var isFull: Bool { members.count + 1 >= configuration.maximumPeers }
 
-    private func publishRoster() {
-        let peers = members.keys.sorted()
+    func publishRoster() {
+        let peers = announced.values.sorted()
         roster.withLockedValue { $0 = peers }
     }
 

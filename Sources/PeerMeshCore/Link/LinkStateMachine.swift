@@ -58,6 +58,8 @@ public struct LinkStateMachine: Sendable {
         case deliver(ByteBuffer, from: PeerID, mode: Frame.Mode)
         /// A resource or stream frame from the peer, addressed to us (the session's transfers handle it).
         case transfer(TransferFrame, from: PeerID)
+        /// A link-state record or a routed frame from the peer (the session's mesh handles it).
+        case mesh(Frame, from: PeerID)
         /// Close the connection; `reason` is nil when we left on purpose.
         case close(reason: PeerMeshError?)
     }
@@ -227,7 +229,7 @@ public struct LinkStateMachine: Sendable {
             state = .connected(peer, MessageReassembler(maximumMessageSize: configuration.maximumMessageSize))
             return [.connected(peer.peerID)]
         case (.data(let data), .connected(let peer, var reassembler)):
-            // Relaying is not in this version: a frame must come from the peer itself and be for us.
+            // Frames between members that are not the link's two ends travel as `routed` frames instead.
             guard data.source == peer.peerID.keyID, data.destination == identity.peerID.keyID else {
                 return fail(Frame.violation("a data frame names another source or destination"), tellPeer: true)
             }
@@ -243,7 +245,9 @@ public struct LinkStateMachine: Sendable {
                 return fail(Frame.violation("a transfer frame names another source or destination"), tellPeer: true)
             }
             return [.transfer(transfer, from: peer.peerID)]
-        case (.data, _), (.transfer, _):
+        case (.linkState, .connected(let peer, _)), (.routed, .connected(let peer, _)):
+            return [.mesh(frame, from: peer.peerID)]
+        case (.data, _), (.transfer, _), (.linkState, _), (.routed, _):
             framesDiscardedBeforeAcceptance += 1
             return []
         default:

@@ -19,12 +19,17 @@ public enum Frame: Hashable, Sendable {
     case close(Close)
     /// Resource and stream traffic (kinds 7–13, see `TransferFrame`).
     case transfer(TransferFrame)
+    /// A member's signed list of its direct links, flooded through the session (mesh routing).
+    case linkState(LinkStateRecord)
+    /// A data or transfer frame on its way between members that are not directly linked.
+    case routed(RoutedFrame)
 
     /// Frame type bytes.
     public enum Kind: UInt8, Sendable, CaseIterable {
         case hello = 1, invitation = 2, invitationResponse = 3, data = 4, heartbeat = 5, close = 6
         case transferOpen = 7, transferAccept = 8, transferChunk = 9, transferCredit = 10, transferEnd = 11
         case transferReset = 12, transferDone = 13
+        case linkState = 14, routed = 15
     }
 
     /// This frame's type byte.
@@ -37,6 +42,8 @@ public enum Frame: Hashable, Sendable {
         case .heartbeat: .heartbeat
         case .close: .close
         case .transfer(let transfer): transfer.body.kind
+        case .linkState: .linkState
+        case .routed: .routed
         }
     }
 

@@ -39,6 +39,25 @@ extension Frame {
             buffer.writeBytes(message)
         case .transfer(let transfer):
             transfer.writeBody(into: &buffer)
+        case .linkState(let record):
+            buffer.writeInteger(UInt16(truncatingIfNeeded: record.originKeyDER.count))
+            buffer.writeBytes(record.originKeyDER)
+            let name = Array(record.displayName.utf8)
+            buffer.writeInteger(UInt8(truncatingIfNeeded: name.count))
+            buffer.writeBytes(name)
+            buffer.writeInteger(record.version)
+            buffer.writeInteger(UInt16(truncatingIfNeeded: record.neighbors.count))
+            for neighbor in record.neighbors { buffer.writeBytes(neighbor) }
+            buffer.writeBytes(record.sessionKey)
+            buffer.writeBytes(record.signature)
+        case .routed(let routed):
+            buffer.writeBytes(routed.source)
+            buffer.writeBytes(routed.destination)
+            buffer.writeInteger(routed.hopLimit)
+            buffer.writeInteger(routed.flags)
+            buffer.writeInteger(routed.sequence)
+            var payload = routed.payload
+            buffer.writeBuffer(&payload)
         }
         buffer.setInteger(UInt32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
     }
@@ -124,6 +143,36 @@ extension Frame {
             return .close(Close(reason: reason, message: String(decoding: message, as: UTF8.self)))
         case .transferOpen, .transferAccept, .transferChunk, .transferCredit, .transferEnd, .transferReset, .transferDone:
             return .transfer(try TransferFrame.readBody(kind: kind, from: &body))
+        case .linkState:
+            let keyLength = try body.readOrThrow(UInt16.self, "link-state key length")
+            guard keyLength >= 1, keyLength <= 256 else { throw violation("link-state key of \(keyLength) bytes") }
+            let key = try body.readBytesOrThrow(Int(keyLength), "link-state key")
+            let nameLength = try body.readOrThrow(UInt8.self, "link-state name length")
+            guard nameLength >= 1, Int(nameLength) <= PeerID.maximumDisplayNameBytes else {
+                throw violation("link-state display name of \(nameLength) bytes (must be 1–63)")
+            }
+            guard let name = String(validating: try body.readBytesOrThrow(Int(nameLength), "link-state name"), as: UTF8.self) else {
+                throw violation("link-state display name is not valid UTF-8")
+            }
+            let version = try body.readOrThrow(UInt64.self, "link-state version")
+            let count = try body.readOrThrow(UInt16.self, "link-state neighbour count")
+            guard count <= LinkStateRecord.maximumNeighbors else {
+                throw violation("link-state record lists \(count) neighbours (at most \(LinkStateRecord.maximumNeighbors))")
+            }
+            var neighbors: [[UInt8]] = []
+            for _ in 0..<count { neighbors.append(try body.readBytesOrThrow(PeerID.keyIDLength, "link-state neighbour")) }
+            let sessionKey = try body.readBytesOrThrow(32, "link-state session key")
+            let signature = try body.readBytesOrThrow(64, "link-state signature")
+            return .linkState(LinkStateRecord(originKeyDER: key, displayName: name, version: version, neighbors: neighbors,
+                                              sessionKey: sessionKey, signature: signature))
+        case .routed:
+            let source = try body.readBytesOrThrow(PeerID.keyIDLength, "routed source")
+            let destination = try body.readBytesOrThrow(PeerID.keyIDLength, "routed destination")
+            let hopLimit = try body.readOrThrow(UInt8.self, "routed hop limit")
+            let flags = try body.readOrThrow(UInt8.self, "routed flags")
+            let sequence = try body.readOrThrow(UInt64.self, "routed sequence")
+            let payload = body.readSlice(length: body.readableBytes)!
+            return .routed(RoutedFrame(source: source, destination: destination, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload))
         }
     }
 

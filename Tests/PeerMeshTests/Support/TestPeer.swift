@@ -15,6 +15,8 @@ actor EventLog {
     /// Violations of the causal-order promise seen while recording.
     private(set) var orderViolations: [String] = []
     private var connected: Set<PeerID> = []
+    /// How many `.received` events were recorded: O(1), for tests that poll (building `received` each time is not).
+    private(set) var receivedCount = 0
 
     func record(_ event: SessionEvent, roster: [PeerID]) {
         switch event {
@@ -24,6 +26,7 @@ actor EventLog {
         case .peerChanged(let peer, .notConnected):
             connected.remove(peer)
         case .received(_, let peer):
+            receivedCount += 1
             if !connected.contains(peer) { orderViolations.append("data from \(peer) outside .connected") }
         case .invitation(let invitation):
             invitations.append(invitation)

@@ -1,0 +1,240 @@
+import Crypto
+import Foundation
+import NIOCore
+
+/// End-to-end protection of routed frames between two members, so a relay can neither read (when the session is
+/// encrypted) nor alter, forge, replay or splice what it carries.
+///
+/// Each member puts an ephemeral X25519 public key (new for every session) in its signed `LinkStateRecord`, so
+/// the key is bound to its identity key. Two members derive a shared secret from their ephemeral keys and HKDF
+/// per-direction keys from it, bound to both key IDs and both ephemeral keys. Every routed frame is sealed with
+/// ChaCha20-Poly1305 under the sender's direction key: the nonce is the frame's sequence number, and the source,
+/// destination, flags and sequence are authenticated. Encrypted sessions encrypt the inner frame; sessions without
+/// encryption still authenticate it (the inner frame then travels in clear, followed by the tag).
+public struct EndToEndChannel: Sendable {
+    /// Bytes of the authentication tag after the payload.
+    public static let tagSize = 16
+    /// `RoutedFrame.flags` bit: the payload is encrypted (not only authenticated).
+    public static let encryptedFlag: UInt8 = 0x01
+    /// `RoutedFrame.flags` bit: an end-to-end acknowledgement (its own key and sequence space; never retained).
+    public static let ackFlag: UInt8 = 0x02
+    /// The most sealed frames kept for re-sending before the peer acknowledges them (the replay window's size:
+    /// a re-sent frame must still be inside the receiver's window to be accepted).
+    public static let maximumRetained = Int(ReplayWindow.size)
+
+    /// The peer's ephemeral key this channel was derived from (a newer record with another key needs a new channel).
+    public let peerSessionKey: [UInt8]
+    private let me: [UInt8]
+    private let peer: [UInt8]
+    // Raw key bytes: the Crypto key type is not `Sendable` on every platform.
+    private let sendKeyBytes: [UInt8]
+    private let receiveKeyBytes: [UInt8]
+    private var sendKey: SymmetricKey { SymmetricKey(data: sendKeyBytes) }
+    private var receiveKey: SymmetricKey { SymmetricKey(data: receiveKeyBytes) }
+    private var nextSequence: UInt64 = 1
+    private var window = ReplayWindow()
+    private let ackSendKeyBytes: [UInt8]
+    private let ackReceiveKeyBytes: [UInt8]
+    /// Sender side: sealed frames not yet acknowledged, in sequence order (re-sent as they are after a path change,
+    /// so the receiver's replay window turns every copy after the first into a drop: exactly once).
+    private var retained: [RoutedFrame] = []
+    private var retainedHead = 0
+    /// Receiver side: every sequence up to this one was opened.
+    public private(set) var contiguous: UInt64 = 0
+    private var lastAckSent: UInt64 = 0
+    private var ackSequence: UInt64 = 0
+    private var lastAckSequenceSeen: UInt64 = 0
+    /// Sender side: the peer acknowledged every sequence up to this one.
+    public private(set) var acknowledged: UInt64 = 0
+
+    /// Derives the channel between us (`me`, holding `ownSessionKey`) and `peer` (whose signed record carries
+    /// `peerSessionKey`). Throws if the peer's key is not a valid X25519 public key.
+    public init(me: [UInt8], ownSessionKey: Curve25519.KeyAgreement.PrivateKey, peer: [UInt8], peerSessionKey: [UInt8]) throws {
+        let peerKey = try Curve25519.KeyAgreement.PublicKey(rawRepresentation: peerSessionKey)
+        let secret = try ownSessionKey.sharedSecretFromKeyAgreement(with: peerKey)
+        let own = Array(ownSessionKey.publicKey.rawRepresentation)
+        // The salt binds both ephemeral keys in a fixed order; the info names the direction.
+        let salt = own.lexicographicallyPrecedes(peerSessionKey) ? own + peerSessionKey : peerSessionKey + own
+        func key(_ from: [UInt8], _ to: [UInt8]) -> [UInt8] {
+            secret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: salt, sharedInfo: Array("PeerMesh-e2e-v1".utf8) + from + to, outputByteCount: 32)
+                .withUnsafeBytes { Array($0) }
+        }
+        self.me = me
+        self.peer = peer
+        self.peerSessionKey = peerSessionKey
+        self.sendKeyBytes = key(me, peer)
+        self.receiveKeyBytes = key(peer, me)
+        self.ackSendKeyBytes = key(me + Array("ack".utf8), peer)
+        self.ackReceiveKeyBytes = key(peer + Array("ack".utf8), me)
+    }
+
+    /// Seals an encoded inner frame for the peer.
+    ///
+    /// Bytes are moved with contiguous copies only (no per-byte loops): relays of big files run this per 64 KiB chunk.
+    public mutating func seal(_ inner: ByteBuffer, hopLimit: UInt8, encrypt: Bool) -> RoutedFrame {
+        let sequence = nextSequence
+        nextSequence &+= 1
+        let flags = encrypt ? Self.encryptedFlag : 0
+        var ad = Self.associatedData(source: me, destination: peer, flags: flags, sequence: sequence)
+        var payload = ByteBuffer()
+        payload.reserveCapacity(inner.readableBytes + Self.tagSize)
+        // The nonce is unique per key because the sequence never repeats for one channel.
+        let box: ChaChaPoly.SealedBox
+        if encrypt {
+            box = inner.withUnsafeReadableBytes { try! ChaChaPoly.seal($0, using: sendKey, nonce: Self.nonce(sequence), authenticating: ad) }
+            payload.writeBytes(box.ciphertext)
+        } else {
+            inner.withUnsafeReadableBytes { ad.append(contentsOf: $0) }
+            box = try! ChaChaPoly.seal(Data(), using: sendKey, nonce: Self.nonce(sequence), authenticating: ad)
+            var copy = inner
+            payload.writeBuffer(&copy)
+        }
+        payload.writeBytes(box.tag)
+        let routed = RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload)
+        retained.append(routed)
+        return routed
+    }
+
+    /// Whether a frame with this sequence from the peer was already opened, or is too old to be judged: a re-send
+    /// or a replay, to drop without trying it.
+    public func isDuplicate(_ sequence: UInt64) -> Bool { sequence > 0 && !window.isFresh(sequence) }
+
+    /// Sealed frames the peer has not acknowledged, oldest first: what to send again on a new path.
+    public var unacknowledged: ArraySlice<RoutedFrame> { retained[retainedHead...] }
+
+    /// Whether more frames are waiting for acknowledgement than a re-send could still deliver.
+    public var isOverRetained: Bool { retained.count - retainedHead > Self.maximumRetained }
+
+    /// An acknowledgement of everything opened so far, if there is news since the last one.
+    public mutating func makeAcknowledgement(hopLimit: UInt8) -> RoutedFrame? {
+        guard contiguous > lastAckSent else { return nil }
+        lastAckSent = contiguous
+        ackSequence += 1
+        var value = ByteBuffer()
+        value.writeInteger(contiguous)
+        var ad = Self.associatedData(source: me, destination: peer, flags: Self.ackFlag, sequence: ackSequence)
+        value.withUnsafeReadableBytes { ad.append(contentsOf: $0) }
+        let box = try! ChaChaPoly.seal(Data(), using: SymmetricKey(data: ackSendKeyBytes), nonce: Self.nonce(ackSequence), authenticating: ad)
+        value.writeBytes(box.tag)
+        return RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: Self.ackFlag, sequence: ackSequence, payload: value)
+    }
+
+    /// Applies an acknowledgement from the peer; false when it is forged, altered, or older than one already seen.
+    public mutating func receiveAcknowledgement(_ frame: RoutedFrame) -> Bool {
+        guard frame.source == peer, frame.destination == me, frame.flags == Self.ackFlag,
+              frame.sequence > lastAckSequenceSeen, frame.payload.readableBytes == 8 + Self.tagSize else { return false }
+        var payload = frame.payload
+        let value = payload.readInteger(as: UInt64.self)!
+        let tag = payload.withUnsafeReadableBytes { Data($0) }
+        var ad = Self.associatedData(source: peer, destination: me, flags: Self.ackFlag, sequence: frame.sequence)
+        withUnsafeBytes(of: value.bigEndian) { ad.append(contentsOf: $0) }
+        guard let box = try? ChaChaPoly.SealedBox(nonce: Self.nonce(frame.sequence), ciphertext: Data(), tag: tag),
+              (try? ChaChaPoly.open(box, using: SymmetricKey(data: ackReceiveKeyBytes), authenticating: ad)) != nil,
+              value < nextSequence
+        else { return false }
+        lastAckSequenceSeen = frame.sequence
+        acknowledged = max(acknowledged, value)
+        while retainedHead < retained.count, retained[retainedHead].sequence <= acknowledged { retainedHead += 1 }
+        if retainedHead > 1024, retainedHead * 2 > retained.count {
+            retained.removeFirst(retainedHead)
+            retainedHead = 0
+        }
+        return true
+    }
+
+    /// Opens a routed frame from the peer: the inner frame's bytes, or nil when it was altered, forged, replayed,
+    /// spliced, too old for the replay window, or not encrypted although `requireEncryption`.
+    public mutating func open(_ frame: RoutedFrame, requireEncryption: Bool) -> ByteBuffer? {
+        guard frame.source == peer, frame.destination == me, frame.flags & ~Self.encryptedFlag == 0,
+              frame.payload.readableBytes >= Self.tagSize, window.isFresh(frame.sequence) else { return nil }
+        let encrypted = frame.flags & Self.encryptedFlag != 0
+        if requireEncryption, !encrypted { return nil }
+        var payload = frame.payload
+        let body = payload.readSlice(length: payload.readableBytes - Self.tagSize)!
+        let tag = payload.withUnsafeReadableBytes { Data($0) }
+        var ad = Self.associatedData(source: peer, destination: me, flags: frame.flags, sequence: frame.sequence)
+        let opened: ByteBuffer
+        if encrypted {
+            let ciphertext = body.withUnsafeReadableBytes { Data($0) }
+            guard let box = try? ChaChaPoly.SealedBox(nonce: Self.nonce(frame.sequence), ciphertext: ciphertext, tag: tag),
+                  let plaintext = try? ChaChaPoly.open(box, using: receiveKey, authenticating: ad)
+            else { return nil }
+            var buffer = ByteBuffer()
+            buffer.writeBytes(plaintext)
+            opened = buffer
+        } else {
+            body.withUnsafeReadableBytes { ad.append(contentsOf: $0) }
+            guard let box = try? ChaChaPoly.SealedBox(nonce: Self.nonce(frame.sequence), ciphertext: Data(), tag: tag),
+                  (try? ChaChaPoly.open(box, using: receiveKey, authenticating: ad)) != nil
+            else { return nil }
+            opened = body
+        }
+        window.mark(frame.sequence)
+        // Frames beyond the window behind the newest can no longer arrive: stop waiting for them.
+        if window.highest > ReplayWindow.size { contiguous = max(contiguous, window.highest - ReplayWindow.size) }
+        while window.hasSeen(contiguous + 1) { contiguous += 1 }
+        return opened
+    }
+
+    private static func associatedData(source: [UInt8], destination: [UInt8], flags: UInt8, sequence: UInt64) -> Data {
+        var out = Data("PeerMesh-routed-v1".utf8)
+        out.append(contentsOf: source)
+        out.append(contentsOf: destination)
+        out.append(flags)
+        withUnsafeBytes(of: sequence.bigEndian) { out.append(contentsOf: $0) }
+        return out
+    }
+
+    private static func nonce(_ sequence: UInt64) -> ChaChaPoly.Nonce {
+        var bytes = [UInt8](repeating: 0, count: 4)
+        withUnsafeBytes(of: sequence.bigEndian) { bytes += $0 }
+        return try! ChaChaPoly.Nonce(data: bytes)
+    }
+}
+
+/// Which sequence numbers were already accepted, within a sliding window behind the highest one.
+///
+/// Frames may arrive somewhat out of order (a link sends control frames before queued chunks), so the window
+/// accepts any unseen sequence within `size` of the highest; older ones and repeats are refused.
+public struct ReplayWindow: Sendable, Equatable {
+    /// How far behind the highest accepted sequence a frame may still arrive.
+    public static let size: UInt64 = 4096
+    /// The highest sequence accepted.
+    public private(set) var highest: UInt64 = 0
+    private var seen = [UInt64](repeating: 0, count: Int(size / 64))
+
+    /// An empty window (sequence 0 is never valid).
+    public init() {}
+
+    /// Whether `sequence` was not accepted before and is not too old.
+    public func isFresh(_ sequence: UInt64) -> Bool {
+        guard sequence > 0 else { return false }
+        if sequence > highest { return true }
+        guard highest - sequence < Self.size else { return false }
+        return seen[Self.word(sequence)] & Self.bit(sequence) == 0
+    }
+
+    /// Whether `sequence` was accepted (only answerable within the window).
+    public func hasSeen(_ sequence: UInt64) -> Bool {
+        guard sequence > 0, sequence <= highest, highest - sequence < Self.size else { return false }
+        return seen[Self.word(sequence)] & Self.bit(sequence) != 0
+    }
+
+    /// Records `sequence` as accepted (call only after `isFresh` and authentication).
+    public mutating func mark(_ sequence: UInt64) {
+        if sequence > highest {
+            let advance = sequence - highest
+            if advance >= Self.size {
+                for index in seen.indices { seen[index] = 0 }
+            } else {
+                var clear = highest + 1
+                while clear <= sequence { seen[Self.word(clear)] &= ~Self.bit(clear); clear += 1 }
+            }
+            highest = sequence
+        }
+        seen[Self.word(sequence)] |= Self.bit(sequence)
+    }
+
+    private static func word(_ sequence: UInt64) -> Int { Int((sequence % size) / 64) }
+    private static func bit(_ sequence: UInt64) -> UInt64 { 1 << (sequence % 64) }
+}

@@ -1,0 +1,103 @@
+import Crypto
+import NIOCore
+
+/// One member's signed statement "I am linked to these members", flooded through the session so every member
+/// can compute the roster and shortest paths (link-state routing).
+///
+/// The record carries the origin's public key, so any member can check that the origin's key ID is the key's hash
+/// and that the origin signed the record: a relay cannot invent or alter another member's links. `version` grows
+/// with every new record of the same origin; older or equal versions are duplicates and are not flooded again.
+public struct LinkStateRecord: Hashable, Sendable {
+    /// The longest neighbour list accepted in one record (bounds the record at about 8 KiB).
+    public static let maximumNeighbors = 256
+
+    /// The origin's P-256 public key, SubjectPublicKeyInfo DER.
+    public var originKeyDER: [UInt8]
+    /// The origin's display name (1–63 UTF-8 bytes).
+    public var displayName: String
+    /// Grows with every record of this origin.
+    public var version: UInt64
+    /// Key IDs of the members the origin has a live direct link to, sorted.
+    public var neighbors: [[UInt8]]
+    /// The origin's ephemeral X25519 public key for end-to-end protection of routed frames (32 bytes).
+    public var sessionKey: [UInt8]
+    /// ECDSA P-256 signature (raw r‖s, 64 bytes) over `signedBytes`.
+    public var signature: [UInt8]
+
+    /// Creates a record as read from the wire (unverified).
+    public init(originKeyDER: [UInt8], displayName: String, version: UInt64, neighbors: [[UInt8]], sessionKey: [UInt8], signature: [UInt8]) {
+        self.originKeyDER = originKeyDER
+        self.sessionKey = sessionKey
+        self.displayName = displayName
+        self.version = version
+        self.neighbors = neighbors
+        self.signature = signature
+    }
+
+    /// Our own record, signed with our identity key.
+    public static func signed(by identity: LocalIdentity, version: UInt64, neighbors: [[UInt8]],
+                              sessionKey: [UInt8] = [UInt8](repeating: 0, count: 32)) throws -> LinkStateRecord {
+        var record = LinkStateRecord(
+            originKeyDER: Array(identity.privateKey.publicKey.derRepresentation), displayName: identity.displayName,
+            version: version, neighbors: neighbors.sorted { $0.lexicographicallyPrecedes($1) }, sessionKey: sessionKey, signature: []
+        )
+        record.signature = Array(try identity.privateKey.signature(for: record.signedBytes).rawRepresentation)
+        return record
+    }
+
+    /// The bytes the origin signs: a label, the key, the name, the version and the neighbours.
+    public var signedBytes: [UInt8] {
+        var out = Array("PeerMesh-linkstate-v1".utf8)
+        out += Array(SHA256.hash(data: originKeyDER))
+        out.append(UInt8(truncatingIfNeeded: displayName.utf8.count))
+        out += Array(displayName.utf8)
+        withUnsafeBytes(of: version.bigEndian) { out += $0 }
+        for neighbor in neighbors { out += neighbor }
+        out += sessionKey
+        return out
+    }
+
+    /// The origin's PeerID if the record is well formed and its signature verifies; nil otherwise.
+    public func verifiedOrigin() -> PeerID? {
+        guard neighbors.count <= Self.maximumNeighbors, sessionKey.count == 32,
+              neighbors.allSatisfy({ $0.count == PeerID.keyIDLength }),
+              let key = try? P256.Signing.PublicKey(derRepresentation: originKeyDER),
+              let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+              key.isValidSignature(signature, for: signedBytes)
+        else { return nil }
+        return try? PeerID(displayName: displayName, publicKeyDER: originKeyDER)
+    }
+}
+
+/// A data or transfer frame travelling between two members that are not directly linked, as relays see it.
+///
+/// Relays read only `source`, `destination` and `hopLimit`; `payload` is the whole inner frame (length prefix
+/// included), sealed end to end (`EndToEndChannel`); the destination opens it, decodes it and checks it against
+/// `source` and `destination`.
+public struct RoutedFrame: Hashable, Sendable {
+    /// Fixed bytes of the body before the payload: two key IDs, hop limit, flags, sequence.
+    public static let headerSize = 32 + 32 + 1 + 1 + 8
+
+    /// Key ID of the member that wrote the inner frame.
+    public var source: [UInt8]
+    /// Key ID of the member it is for.
+    public var destination: [UInt8]
+    /// Hops this frame may still take; a relay drops it at 0 instead of forwarding it.
+    public var hopLimit: UInt8
+    /// `EndToEndChannel.encryptedFlag` when the payload is encrypted; other bits are zero.
+    public var flags: UInt8
+    /// Numbers the frames of one source → destination channel (from 1): the AEAD nonce and the replay check.
+    public var sequence: UInt64
+    /// The sealed inner frame (`EndToEndChannel`): ciphertext or plaintext, then a 16-byte tag.
+    public var payload: ByteBuffer
+
+    /// Creates a routed frame.
+    public init(source: [UInt8], destination: [UInt8], hopLimit: UInt8, flags: UInt8 = 0, sequence: UInt64 = 0, payload: ByteBuffer) {
+        self.source = source
+        self.destination = destination
+        self.hopLimit = hopLimit
+        self.flags = flags
+        self.sequence = sequence
+        self.payload = payload
+    }
+}

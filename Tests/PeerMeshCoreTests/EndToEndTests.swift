@@ -1,0 +1,111 @@
+import Crypto
+import NIOCore
+import Testing
+@testable import PeerMeshCore
+
+@Suite("End-to-end protection of routed frames (pure)")
+struct EndToEndTests {
+    struct Pair {
+        var alice: EndToEndChannel
+        var carol: EndToEndChannel
+        let a = Fixtures.bytes(32, 0xa1), c = Fixtures.bytes(32, 0xc1)
+        init() throws {
+            let ka = Curve25519.KeyAgreement.PrivateKey(), kc = Curve25519.KeyAgreement.PrivateKey()
+            alice = try EndToEndChannel(me: a, ownSessionKey: ka, peer: c, peerSessionKey: Array(kc.publicKey.rawRepresentation))
+            carol = try EndToEndChannel(me: c, ownSessionKey: kc, peer: a, peerSessionKey: Array(ka.publicKey.rawRepresentation))
+        }
+    }
+
+    static let inner = ByteBuffer(bytes: Array("an inner frame's bytes".utf8))
+
+    @Test(arguments: [true, false])
+    func sealedFramesOpenOnceAndOnlyAtTheDestination(encrypt: Bool) throws {
+        var pair = try Pair()
+        let frame = pair.alice.seal(Self.inner, hopLimit: 8, encrypt: encrypt)
+        #expect(frame.source == pair.a && frame.destination == pair.c)
+        // Encrypted payloads do not show the plaintext to a relay; authenticated ones do, by design.
+        #expect(Array(frame.payload.readableBytesView).starts(with: Array(Self.inner.readableBytesView)) == !encrypt)
+        #expect(pair.carol.open(frame, requireEncryption: encrypt) == Self.inner)
+        #expect(pair.carol.open(frame, requireEncryption: false) == nil, "a replay")
+        // The sender cannot open its own frame as if it came from the peer (reflection).
+        #expect(pair.alice.open(frame, requireEncryption: false) == nil)
+    }
+
+    @Test(arguments: [true, false])
+    func everyTamperingIsRefused(encrypt: Bool) throws {
+        var pair = try Pair()
+        let first = pair.alice.seal(Self.inner, hopLimit: 8, encrypt: encrypt)
+        let second = pair.alice.seal(ByteBuffer(bytes: [1, 2, 3]), hopLimit: 8, encrypt: encrypt)
+        var tampered: [RoutedFrame] = []
+        for index in 0..<first.payload.readableBytes {
+            var flipped = first
+            var bytes = Array(first.payload.readableBytesView)
+            bytes[index] ^= 0x04
+            flipped.payload = ByteBuffer(bytes: bytes)
+            tampered.append(flipped)
+        }
+        var origin = first; origin.source = Fixtures.bytes(32, 0x66); tampered.append(origin)
+        var sequence = first; sequence.sequence = 99; tampered.append(sequence)
+        var flags = first; flags.flags ^= EndToEndChannel.encryptedFlag; tampered.append(flags)
+        var spliced = first; spliced.payload = second.payload; tampered.append(spliced)
+        var truncated = first; truncated.payload = ByteBuffer(bytes: Array(first.payload.readableBytesView.prefix(10))); tampered.append(truncated)
+        for frame in tampered { #expect(pair.carol.open(frame, requireEncryption: false) == nil) }
+        // Nothing above consumed a sequence number: the genuine frames still open, in any order.
+        var hopChanged = second; hopChanged.hopLimit = 1 // relays may lower the hop limit
+        #expect(pair.carol.open(hopChanged, requireEncryption: false) == ByteBuffer(bytes: [1, 2, 3]))
+        #expect(pair.carol.open(first, requireEncryption: false) == Self.inner)
+    }
+
+    @Test func anEncryptedSessionRefusesFramesThatAreOnlyAuthenticated() throws {
+        var pair = try Pair()
+        let clear = pair.alice.seal(Self.inner, hopLimit: 8, encrypt: false)
+        #expect(pair.carol.open(clear, requireEncryption: true) == nil)
+    }
+
+    @Test func theReplayWindowAcceptsReorderingButNotRepeatsOrStaleFrames() {
+        var window = ReplayWindow()
+        #expect(!window.isFresh(0))
+        for sequence: UInt64 in [5, 3, 4, 1, 2] {
+            #expect(window.isFresh(sequence))
+            window.mark(sequence)
+            #expect(!window.isFresh(sequence))
+        }
+        window.mark(10_000)
+        #expect(!window.isFresh(10_000 - ReplayWindow.size))
+        #expect(window.isFresh(10_000 - ReplayWindow.size + 1))
+        #expect(!window.isFresh(5))
+        window.mark(9_999)
+        #expect(!window.isFresh(9_999))
+        window.mark(10_000 + 3 * ReplayWindow.size)
+        #expect(window.isFresh(10_000 + 3 * ReplayWindow.size - 1))
+    }
+
+    @Test func acknowledgementsReleaseWhatArrivedAndKeepTheRestForAResend() throws {
+        var pair = try Pair()
+        let frames = (1...5).map { pair.alice.seal(ByteBuffer(bytes: [UInt8($0)]), hopLimit: 8, encrypt: true) }
+        // The relay died after delivering 1, 2 and 4.
+        for index in [0, 1, 3] { #expect(pair.carol.open(frames[index], requireEncryption: true) != nil) }
+        #expect(pair.carol.contiguous == 2)
+        let made = pair.carol.makeAcknowledgement(hopLimit: 8)
+        let ack = try #require(made)
+        let again = pair.carol.makeAcknowledgement(hopLimit: 8)
+        #expect(again == nil, "nothing new to acknowledge")
+        var forged = ack
+        forged.payload = { var b = ByteBuffer(); b.writeInteger(UInt64(5)); b.writeBytes(Array(ack.payload.readableBytesView.suffix(16))); return b }()
+        let forgedAccepted = pair.alice.receiveAcknowledgement(forged)
+        let accepted = pair.alice.receiveAcknowledgement(ack)
+        let replayAccepted = pair.alice.receiveAcknowledgement(ack)
+        #expect(!forgedAccepted)
+        #expect(accepted)
+        #expect(!replayAccepted, "a replayed acknowledgement")
+        #expect(pair.alice.unacknowledged.map(\.sequence) == [3, 4, 5])
+        // The resend on the new path: 4 is a duplicate, 3 and 5 are delivered once.
+        var delivered: [UInt8] = []
+        for frame in pair.alice.unacknowledged {
+            if pair.carol.isDuplicate(frame.sequence) { continue }
+            if let inner = pair.carol.open(frame, requireEncryption: true) { delivered += Array(inner.readableBytesView) }
+        }
+        #expect(delivered == [3, 5])
+        #expect(pair.carol.contiguous == 5)
+    }
+}
