@@ -186,6 +186,7 @@ func makeSession(_ options: SessionOptions, _ room: RoomOptions) throws -> Sessi
     return try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
 }
 
+/// Finds a member of `room` (optionally a given one) and joins it; typed, one-line errors otherwise.
 func enterRoom(_ room: String, session: Session, serviceType: String, host: String?, timeout: Double, output: RoomOutput) async throws -> PeerID {
     let browser = try Browser(session: session, serviceType: serviceType)
     if case .failure(let error) = await attempt({ () async throws(PeerMeshError) in try await browser.start() }) {

@@ -71,7 +71,15 @@ public final class Spawned: @unchecked Sendable {
     }
 
     deinit {
-        stop()
+        if exitStatus == nil {
+            // Nobody can wait for this process any more: kill it and reap it on a thread that does not hold `self`.
+            let pid = self.pid
+            kill(pid, SIGKILL)
+            Thread {
+                var raw: Int32 = 0
+                waitpid(pid, &raw, 0)
+            }.start()
+        }
         try? FileManager.default.removeItem(atPath: outputPath)
     }
 
@@ -110,15 +118,22 @@ public final class Spawned: @unchecked Sendable {
     }
 
     /// SIGTERM, then SIGKILL after 2 s; reaps the child. Idempotent.
+    ///
+    /// Returns at once: the waiting happens on a thread of its own, because blocking one of the concurrency
+    /// pool's few threads (two on this machine) stalls every other test's tasks and makes their time bounds fail.
+    /// Use `wait(within:)` to learn when the process has gone.
     public func stop() {
         guard exitStatus == nil else { return }
         kill(pid, SIGTERM)
-        for _ in 0..<200 {
-            if exitStatus != nil { return }
-            usleep(10_000)
+        let reaper = Thread { [self] in
+            for _ in 0..<200 {
+                if exitStatus != nil { return }
+                usleep(10_000)
+            }
+            kill(pid, SIGKILL)
+            while exitStatus == nil { usleep(10_000) }
         }
-        kill(pid, SIGKILL)
-        while exitStatus == nil { usleep(10_000) }
+        reaper.start()
     }
 
     public struct SpawnError: Error { public var message: String }

@@ -1,4 +1,5 @@
 import Foundation
+import PeerMeshTestSupport
 import Testing
 @testable import PeerMesh
 
@@ -75,42 +76,33 @@ struct IdentityTests {
 
 @Suite("The peermesh command")
 struct CommandLineTests {
-    private func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = PeerProcess.binary
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    /// Runs `peermesh ARGUMENTS` to completion without blocking a concurrency thread while it runs.
+    private func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+        try await PeerMeshTestSupport.run([PeerProcess.binary.path] + arguments, environment: environment)
     }
 
-    @Test func helpListsTheCommands() throws {
-        let (status, output) = try run(["--help"])
+    @Test func helpListsTheCommands() async throws {
+        let (status, output) = try await run(["--help"])
         #expect(status == 0)
         for command in ["identity", "listen", "connect", "demo"] { #expect(output.contains(command)) }
     }
 
-    @Test func identityIsCreatedOnceInTheXDGConfigDirectory() throws {
+    @Test func identityIsCreatedOnceInTheXDGConfigDirectory() async throws {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("pm-xdg-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: home) }
-        let first = try run(["identity", "--name", "cli-user"], environment: ["XDG_CONFIG_HOME": home.path])
+        let first = try await run(["identity", "--name", "cli-user"], environment: ["XDG_CONFIG_HOME": home.path])
         #expect(first.status == 0)
         let file = home.appendingPathComponent("peermesh/identity.pem")
         #expect(first.output.contains("cli-user") && first.output.contains(file.path))
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
-        let second = try run(["identity"], environment: ["XDG_CONFIG_HOME": home.path])
+        let second = try await run(["identity"], environment: ["XDG_CONFIG_HOME": home.path])
         let id = { (text: String) in text.split(separator: "\n").first { $0.hasPrefix("peer id:") } }
         #expect(id(first.output) != nil && id(first.output) == id(second.output))
     }
 
-    @Test func badConnectionCodeFailsWithAClearMessage() throws {
-        let (status, output) = try run(["connect", "pm1.garbage!", "--name", "x", "--identity", "/tmp/pm-unused-\(UUID().uuidString).pem"])
+    @Test func badConnectionCodeFailsWithAClearMessage() async throws {
+        let (status, output) = try await run(["connect", "pm1.garbage!", "--name", "x", "--identity", "/tmp/pm-unused-\(UUID().uuidString).pem"])
         #expect(status == 2)
         #expect(output.contains("error:") && output.contains("base64"))
     }
@@ -120,13 +112,13 @@ struct CommandLineTests {
         defer { listener.kill() }
         let identity = FileManager.default.temporaryDirectory.appendingPathComponent("pm-cli-\(UUID().uuidString).pem")
         defer { try? FileManager.default.removeItem(at: identity) }
-        let (status, output) = try run(["connect", code, "--name", "caller", "--identity", identity.path, "--message", "hi there"])
+        let (status, output) = try await run(["connect", code, "--name", "caller", "--identity", identity.path, "--message", "hi there"])
         #expect(status == 0, "\(output)")
         #expect(output.contains("listener") && output.contains("connected"))
     }
 
-    @Test func demoRuns() throws {
-        let (status, output) = try run(["demo"])
+    @Test func demoRuns() async throws {
+        let (status, output) = try await run(["demo"])
         #expect(status == 0)
         #expect(output.contains("demo finished"))
     }

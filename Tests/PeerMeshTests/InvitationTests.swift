@@ -49,6 +49,9 @@ struct InvitationOutcomeTests {
         let error = await peerMeshError { try await joiner.connect(to: host, timeout: .milliseconds(600)) }
         #expect(error?.code == .invitationTimedOut)
         let invitation = try #require(await host.log.invitations.first)
+        // The invitee's clock started when the invitation arrived, a little after the inviter's: wait for it.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while !invitation.isExpired, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(invitation.isExpired)
         #expect(throws: PeerMeshError.self) { try invitation.accept() }
         #expect(host.session.connectedPeers.isEmpty)
