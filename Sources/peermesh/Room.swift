@@ -144,7 +144,7 @@ final class Room: Sendable {
         case "/quit":
             return false
         case "/peers":
-            listPeers()
+            await listPeers()
             return true
         case "/help":
             writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file, /peers lists members, /quit leaves.")
@@ -245,14 +245,19 @@ final class Room: Sendable {
         return recipients.count
     }
 
-    private func listPeers() {
+    private func listPeers() async {
         let me = session.myPeerID
         let members = session.connectedPeers
         if members.isEmpty { output.event("peers", ["count": "0"], human: "nobody else is in the room") }
         for peer in members {
             let code = VerificationCode.between(me, peer)
-            output.event("peer", RoomOutput.fields(peer).merging(["code": code, "route": "direct"]) { $1 },
-                         human: "\(peer) — verification code \(code) — direct")
+            let route: String = switch await session.route(to: peer) {
+            case .direct?: "direct"
+            case .via(let hop)?: "via \(hop.displayName)"
+            case nil: "unreachable"
+            }
+            output.event("peer", RoomOutput.fields(peer).merging(["code": code, "route": route]) { $1 },
+                         human: "\(peer) — verification code \(code) — \(route)")
         }
     }
 
