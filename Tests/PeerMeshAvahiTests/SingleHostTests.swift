@@ -15,13 +15,13 @@ struct SingleHostTests {
         let type = TestEnv.uniqueType()
         let publisherClient = try AvahiClient()
         let publisher = try ServicePublisher(client: publisherClient, name: "Pub \(TestEnv.tag())", type: type, port: 4242, txt: Self.txt)
-        let published = EventLog(publisher.events)
+        let published = StreamLog(publisher.events)
         publisher.start()
 
         // A second client: on one host and one client, Avahi would flag the service as our own.
         let browserClient = try AvahiClient()
         let browser = try ServiceBrowser(client: browserClient, type: type)
-        let seen = EventLog(browser.events)
+        let seen = StreamLog(browser.events)
         browser.start()
 
         #expect(await published.first(within: 5) { $0 == .established(publisher.name) } != nil)
@@ -48,12 +48,12 @@ struct SingleHostTests {
         let type = TestEnv.uniqueType()
         let client = try AvahiClient()
         let publisher = try ServicePublisher(client: client, name: "Own \(TestEnv.tag())", type: type, port: 1, txt: Self.txt)
-        let published = EventLog(publisher.events)
+        let published = StreamLog(publisher.events)
         publisher.start()
         let skipping = try ServiceBrowser(client: client, type: type)
         let keeping = try ServiceBrowser(client: client, type: type, ignoreOwnServices: false)
-        let skipped = EventLog(skipping.events)
-        let kept = EventLog(keeping.events)
+        let skipped = StreamLog(skipping.events)
+        let kept = StreamLog(keeping.events)
         skipping.start()
         keeping.start()
         #expect(await published.first(within: 5) { if case .established = $0 { true } else { false } } != nil)
@@ -71,7 +71,7 @@ struct SingleHostTests {
         let name = "Interop-\(TestEnv.tag())"
         let client = try AvahiClient()
         let publisher = try ServicePublisher(client: client, name: name, type: type, port: 5151, txt: [Array("a=1".utf8), Array("b=two".utf8)])
-        let published = EventLog(publisher.events)
+        let published = StreamLog(publisher.events)
         publisher.start()
         #expect(await published.first(within: 5) { $0 == .established(name) } != nil)
         // avahi-browse -t stops after "all for now"; bounded retries cover the window before that.
@@ -94,7 +94,7 @@ struct SingleHostTests {
         let name = "Tool \(TestEnv.tag())"
         let client = try AvahiClient()
         let browser = try ServiceBrowser(client: client, type: type)
-        let seen = EventLog(browser.events)
+        let seen = StreamLog(browser.events)
         browser.start()
         // avahi-publish-service sends its TXT arguments in reverse order (an avahi-utils quirk).
         let tool = try LineProcess(["timeout", "30", "avahi-publish-service", "-s", name, type, "6161", "y=2", "x=1"])
@@ -111,11 +111,11 @@ struct SingleHostTests {
         let type = TestEnv.uniqueType()
         let name = "Twin \(TestEnv.tag())"
         let first = try ServicePublisher(client: try AvahiClient(), name: name, type: type, port: 1)
-        let firstEvents = EventLog(first.events)
+        let firstEvents = StreamLog(first.events)
         first.start()
         #expect(await firstEvents.first(within: 5) { $0 == .established(name) } != nil)
         let second = try ServicePublisher(client: try AvahiClient(), name: name, type: type, port: 2)
-        let secondEvents = EventLog(second.events)
+        let secondEvents = StreamLog(second.events)
         second.start()
         #expect(await secondEvents.first(within: 5) { $0 == .established("\(name) #2") } != nil)
         #expect(secondEvents.all.first == .renamed("\(name) #2"))
@@ -135,8 +135,8 @@ struct SingleHostTests {
         let client = try AvahiClient()
         let publisher = try ServicePublisher(client: client, name: "Cycle \(TestEnv.tag())", type: type, port: 9)
         let browser = try ServiceBrowser(client: client, type: type, ignoreOwnServices: false)
-        let published = EventLog(publisher.events)
-        let seen = EventLog(browser.events)
+        let published = StreamLog(publisher.events)
+        let seen = StreamLog(browser.events)
         #expect(client.liveCallbackBoxes == 1)
         for _ in 0..<1000 {
             publisher.start()

@@ -136,7 +136,10 @@ public final class Spawned: @unchecked Sendable {
         reaper.start()
     }
 
-    public struct SpawnError: Error { public var message: String }
+    public struct SpawnError: Error {
+        public var message: String
+        public init(message: String) { self.message = message }
+    }
 }
 
 /// A long-running command whose output lines are read as they arrive.
@@ -149,6 +152,15 @@ public func run(_ arguments: [String], environment: [String: String] = [:], with
     let status = await child.wait(within: seconds)
     if status == nil { child.stop() }
     return (status ?? -1, child.output)
+}
+
+/// Runs a command that finishes in milliseconds (`mount`, `nft`) and throws unless it exits 0. Synchronous on
+/// purpose: cleanups in `defer` need it; anything slower belongs in the async `run`.
+public func runQuickly(_ arguments: [String]) throws {
+    let child = try Spawned(arguments)
+    // Reaped through `exitStatus`, so the child object never signals a PID that has already been reused.
+    while child.exitStatus == nil { usleep(1_000) }
+    guard child.exitStatus == 0 else { throw Spawned.SpawnError(message: "\(arguments.joined(separator: " ")) failed: \(child.output)") }
 }
 
 /// Test hosts made with `Scripts/testhost`, removed when the test ends (even when it fails).

@@ -3,32 +3,6 @@ import PeerMeshTestSupport
 import Testing
 @testable import PeerMesh
 
-/// Collects a browser's or advertiser's events so a test can wait for one (bounded).
-actor DiscoveryLog<Event: Sendable> {
-    private(set) var events: [Event] = []
-    private var consumer: Task<Void, Never>?
-
-    init(_ stream: AsyncStream<Event>) {
-        consumer = nil
-        Task { await self.follow(stream) }
-    }
-
-    private func follow(_ stream: AsyncStream<Event>) async {
-        for await event in stream { events.append(event) }
-    }
-
-    func first(within seconds: Double = 10, after index: Int = 0, where matches: @Sendable (Event) -> Bool) async -> Event? {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if let event = events.dropFirst(index).first(where: matches) { return event }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return events.dropFirst(index).first(where: matches)
-    }
-
-    var count: Int { events.count }
-}
-
 /// Discovery through the test namespace's own avahi-daemon (loopback), with advertiser and browser in this process.
 @Suite(.enabled(if: TestEnv.insideTestHost, "needs avahi: run Scripts/test"), .timeLimit(.minutes(1)))
 struct DiscoveryTests {
@@ -39,12 +13,12 @@ struct DiscoveryTests {
         let host = try TestPeer("disco-host")
         let joiner = try TestPeer("disco-joiner")
         let advertiser = try Advertiser(session: host.session, serviceType: type, discoveryInfo: ["room": "lobby", "colour": "blue"])
-        let advertised = DiscoveryLog(advertiser.events)
+        let advertised = StreamLog(advertiser.events)
         try await advertiser.start()
         #expect(await advertised.first { if case .published = $0 { true } else { false } } != nil)
 
         let browser = try Browser(session: joiner.session, serviceType: type)
-        let found = DiscoveryLog(browser.events)
+        let found = StreamLog(browser.events)
         try await browser.start()
         let event = await found.first { if case .found(let p, _) = $0 { p == host.peerID } else { false } }
         guard case .found(_, let info)? = event else {
@@ -74,10 +48,10 @@ struct DiscoveryTests {
         try await mine.start()
         try await theirs.start()
         let browser = try Browser(session: me.session, serviceType: type)
-        let log = DiscoveryLog(browser.events)
+        let log = StreamLog(browser.events)
         try await browser.start()
         #expect(await log.first { if case .found(let p, _) = $0 { p == other.peerID } else { false } } != nil)
-        #expect(await log.events.allSatisfy { if case .found(let p, _) = $0 { p != me.peerID } else { true } })
+        #expect(log.all.allSatisfy { if case .found(let p, _) = $0 { p != me.peerID } else { true } })
         mine.stop(); theirs.stop(); browser.stop()
         await me.shutdown(); await other.shutdown()
     }
@@ -87,17 +61,17 @@ struct DiscoveryTests {
         let host = try TestPeer("phoenix"), watcher = try TestPeer("watcher")
         let advertiser = try Advertiser(session: host.session, serviceType: type)
         let browser = try Browser(session: watcher.session, serviceType: type)
-        let log = DiscoveryLog(browser.events)
+        let log = StreamLog(browser.events)
         try await browser.start()
         for round in 1...3 {
-            let mark = await log.count
+            let mark = log.all.count
             try await advertiser.start()
             #expect(await log.first(after: mark) { if case .found(let p, _) = $0 { p == host.peerID } else { false } } != nil, "round \(round)")
-            let stopped = await log.count
+            let stopped = log.all.count
             advertiser.stop()
-            #expect(await log.first(within: 5, after: stopped) { if case .lost(let p) = $0 { p == host.peerID } else { false } } != nil, "round \(round)")
+            #expect(await log.first(after: stopped, within: 5) { if case .lost(let p) = $0 { p == host.peerID } else { false } } != nil, "round \(round)")
         }
-        let losts = await log.events.filter { if case .lost = $0 { true } else { false } }.count
+        let losts = log.all.filter { if case .lost = $0 { true } else { false } }.count
         #expect(losts == 3)
         browser.stop()
         await host.shutdown(); await watcher.shutdown()
@@ -109,7 +83,7 @@ struct DiscoveryTests {
         let advertiser = try Advertiser(session: host.session, serviceType: type)
         try await advertiser.start()
         let browser = try Browser(session: watcher.session, serviceType: type)
-        let log = DiscoveryLog(browser.events)
+        let log = StreamLog(browser.events)
         for _ in 0..<20 {
             try await browser.start()
             browser.stop()
@@ -154,7 +128,7 @@ struct DiscoveryTests {
         let type = serviceType()
         let host = try TestPeer("interop")
         let advertiser = try Advertiser(session: host.session, serviceType: type, discoveryInfo: ["room": "lobby"])
-        let log = DiscoveryLog(advertiser.events)
+        let log = StreamLog(advertiser.events)
         try await advertiser.start()
         _ = await log.first { if case .published = $0 { true } else { false } }
         let port = try #require(await host.session.listeningPort)
@@ -173,7 +147,7 @@ struct DiscoveryTests {
         let type = serviceType()
         let watcher = try TestPeer("watcher")
         let browser = try Browser(session: watcher.session, serviceType: type)
-        let log = DiscoveryLog(browser.events)
+        let log = StreamLog(browser.events)
         try await browser.start()
         let stranger = try Spawned(["avahi-publish-service", "Printer-\(TestEnv.tag())", "_\(type)._tcp", "9100", "note=not a peer"])
         defer { stranger.stop() }
@@ -185,7 +159,7 @@ struct DiscoveryTests {
         defer { crafted.stop() }
         let event = await log.first { if case .found(let p, _) = $0 { p == someone.peerID } else { false } }
         #expect(event != nil)
-        #expect(await log.events.allSatisfy { if case .found(let p, _) = $0 { p == someone.peerID } else { true } })
+        #expect(log.all.allSatisfy { if case .found(let p, _) = $0 { p == someone.peerID } else { true } })
         browser.stop()
         await watcher.shutdown()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PeerMeshTestSupport
 import Testing
 @testable import PeerMesh
 
@@ -58,12 +59,5 @@ struct LivenessTests {
         await me.shutdown()
     }
 
-    private func nft(_ command: String) throws {
-        let nft = Process()
-        nft.executableURL = URL(fileURLWithPath: "/usr/sbin/nft")
-        nft.arguments = [command]
-        try nft.run()
-        nft.waitUntilExit()
-        guard nft.terminationStatus == 0 else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "nft \(command) failed"]) }
-    }
+    private func nft(_ command: String) throws { try runQuickly(["/usr/sbin/nft", command]) }
 }

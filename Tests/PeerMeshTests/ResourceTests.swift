@@ -1,4 +1,5 @@
 import Foundation
+import PeerMeshTestSupport
 import Testing
 @testable import PeerMesh
 
@@ -207,8 +208,8 @@ struct ResourceTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         try FileManager.default.createDirectory(at: scratch.receiving, withIntermediateDirectories: true)
-        try run("/bin/mount", ["-t", "tmpfs", "-o", "size=2m", "pmfull", scratch.receiving.path])
-        defer { try? run("/bin/umount", [scratch.receiving.path]) }
+        try runQuickly(["/bin/mount", "-t", "tmpfs", "-o", "size=2m", "pmfull", scratch.receiving.path])
+        defer { try? runQuickly(["/bin/umount", scratch.receiving.path]) }
         let receiver = try TestPeer("receiver", scratch: scratch)
         let sender = try TestPeer("sender")
         try await sender.join(receiver)
@@ -241,14 +242,5 @@ struct ResourceTests {
         #expect(ContinuousClock.now - killedAt < .seconds(10))
         #expect(scratch.received.isEmpty)
         await receiver.shutdown()
-    }
-
-    private func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw PeerMeshError(.fileAccess, "\(tool) \(arguments) failed") }
     }
 }

@@ -95,7 +95,7 @@ struct RoomCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let watcher = try TestPeer("watcher")
         let browser = try Browser(session: watcher.session, serviceType: type)
-        let log = DiscoveryLog(browser.events)
+        let log = StreamLog(browser.events)
         try await browser.start()
         let host = try Spawned(Self.peermesh(["host", "doomed"], name: "doomed", type: type, directory: dir))
         let found = await log.first { if case .found = $0 { true } else { false } }

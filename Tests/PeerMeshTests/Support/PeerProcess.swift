@@ -1,10 +1,11 @@
 import Foundation
+import PeerMeshCore
+import PeerMeshTestSupport
 
-/// A `peermesh listen` process: a real peer in another process, to kill or freeze.
-final class PeerProcess: @unchecked Sendable {
-    let process = Process()
-    let directory: URL
-    private let output = Pipe()
+/// A `peermesh` process: a real peer in another process, to kill or freeze (a `Spawned` child, so signals reach it).
+final class PeerProcess: Sendable {
+    let child: Spawned
+    private let identity: URL
 
     /// The built `peermesh` binary: `$PEERMESH_BIN`, else next to the test bundle.
     static var binary: URL {
@@ -18,46 +19,28 @@ final class PeerProcess: @unchecked Sendable {
         return URL(fileURLWithPath: ".build/debug/peermesh")
     }
 
+    /// Starts `peermesh ARGUMENTS` with an identity file of its own.
     init(arguments: [String]) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("pm-proc-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        process.executableURL = Self.binary
-        process.arguments = arguments + ["--identity", directory.appendingPathComponent("id.pem").path]
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
+        identity = FileManager.default.temporaryDirectory.appendingPathComponent("pm-proc-\(TestEnv.tag()).pem")
+        child = try Spawned([Self.binary.path] + arguments + ["--identity", identity.path])
     }
 
     /// Starts `peermesh listen` and waits (bounded) for its connection code.
     static func listener(name: String, extra: [String] = []) async throws -> (PeerProcess, String) {
-        let codeFile = FileManager.default.temporaryDirectory.appendingPathComponent("pm-code-\(UUID().uuidString)")
-        let peer = try PeerProcess(arguments: ["listen", "--name", name, "--host", "127.0.0.1", "--echo",
-                                               "--connection-data-file", codeFile.path] + extra)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if let code = try? String(contentsOf: codeFile, encoding: .utf8), code.hasSuffix("\n") {
-                try? FileManager.default.removeItem(at: codeFile)
-                return (peer, code.trimmingCharacters(in: .whitespacesAndNewlines))
-            }
-            guard peer.process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(20))
+        let peer = try PeerProcess(arguments: ["listen", "--name", name, "--host", "127.0.0.1", "--echo"] + extra)
+        guard let line = await peer.child.line(within: 30, containing: ConnectionData.prefix) else {
+            peer.kill()
+            throw Spawned.SpawnError(message: "peermesh listen did not print a connection code: \(peer.child.output)")
         }
-        peer.kill()
-        throw CocoaError(.fileReadNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "peermesh listen did not start"])
+        return (peer, line.trimmingCharacters(in: .whitespaces))
     }
 
-    func signal(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
+    func signal(_ signal: Int32) { Foundation.kill(child.pid, signal) }
 
+    /// SIGKILL; the child is reaped without blocking the caller.
     func kill() {
-        if process.isRunning {
-            signal(SIGKILL)
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory)
+        signal(SIGKILL)
+        child.stop()
+        try? FileManager.default.removeItem(at: identity)
     }
-
-    /// Everything the process printed (after it exited).
-    var printed: String { String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
-
-    deinit { kill() }
 }
