@@ -46,7 +46,9 @@ final class Room: Sendable {
     let accept: AcceptPolicy
     let advertiser: Advertiser
     private let question = NIOLockedValueBox<Invitation?>(nil)
-    private let acknowledged = NIOLockedValueBox<[String: Set<PeerID>]>([:])
+    /// Acknowledgements as they arrive. Bounded: in an interactive room nobody waits for them, so old ones drop.
+    private let acks: AsyncStream<(id: String, peer: PeerID)>
+    private let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
 
     init(session: Session, name: String, serviceType: String, accept: AcceptPolicy, output: RoomOutput) throws(PeerMeshError) {
         self.session = session
@@ -54,6 +56,7 @@ final class Room: Sendable {
         self.accept = accept
         self.output = output
         self.advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: [RoomKeys.room: name])
+        (acks, ackSink) = AsyncStream.makeStream(of: (id: String, peer: PeerID).self, bufferingPolicy: .bufferingNewest(256))
     }
 
     /// Publishes the room; avahi-daemon trouble becomes a one-line error.
@@ -113,16 +116,31 @@ final class Room: Sendable {
         let members = session.connectedPeers
         guard !members.isEmpty else { throw CLIError("Nobody else is in the room.") }
         let message = RoomMessage.chat(text)
-        acknowledged.withLockedValue { $0[message.id] = [] }
         try await session.send(message.encoded, to: members)
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let acks = acknowledged.withLockedValue { $0[message.id] ?? [] }
-            if Set(members).isSubset(of: acks) { return members.count }
-            try await Task.sleep(for: .milliseconds(20))
+        let acks = self.acks
+        // The acknowledgements race the timeout; the waiting task reports who is still missing when it ends.
+        let missing = await withTaskGroup(of: Set<PeerID>?.self) { group in
+            group.addTask {
+                var waiting = Set(members)
+                for await ack in acks where ack.id == message.id {
+                    waiting.remove(ack.peer)
+                    if waiting.isEmpty { break }
+                }
+                return waiting
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            var outcome = await group.next() ?? nil
+            group.cancelAll()
+            if outcome == nil { outcome = await group.next() ?? nil }
+            return outcome ?? Set(members)
         }
-        let missing = Set(members).subtracting(acknowledged.withLockedValue { $0[message.id] ?? [] })
-        throw CLIError("No acknowledgement from \(missing.map(\.displayName).sorted().joined(separator: ", ")) within \(timeout).")
+        guard missing.isEmpty else {
+            throw CLIError("No acknowledgement from \(missing.map(\.displayName).sorted().joined(separator: ", ")) within \(timeout).")
+        }
+        return members.count
     }
 
     // MARK: Input
@@ -286,7 +304,7 @@ final class Room: Sendable {
                                  human: "\(peer.displayName): \(message.text ?? "")")
                     if !message.id.isEmpty { try? await session.send(RoomMessage.ack(message.id).encoded, to: [peer]) }
                 case .ack:
-                    acknowledged.withLockedValue { _ = $0[message.id, default: []].insert(peer) }
+                    ackSink.yield((message.id, peer))
                 }
             case .resourceStarted(let file, let peer, _):
                 output.event("file-started", RoomOutput.fields(peer).merging(["file": file]) { $1 },
