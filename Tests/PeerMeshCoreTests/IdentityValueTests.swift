@@ -71,3 +71,16 @@ struct IdentityValueTests {
         #expect(throws: PeerMeshError.self) { try ConnectionData.Endpoint(address: [1, 2, 3, 4], port: 0) }
     }
 }
+
+@Suite("PeerID text form")
+struct PeerIDTextTests {
+    @Test func idRoundTripsAndBadTextIsRefused() {
+        let peer = Fixtures.identity("round").peerID
+        #expect(PeerID(id: peer.id, displayName: "round") == peer)
+        for bad in ["", "abc", String(peer.id.dropLast()), peer.id.uppercased(), String(peer.id.dropLast(2)) + "zz"] {
+            #expect(PeerID(id: bad, displayName: "round") == nil, "\(bad)")
+        }
+        #expect(PeerID(id: peer.id, displayName: nil) == nil)
+        #expect(PeerID(id: peer.id, displayName: "") == nil)
+    }
+}

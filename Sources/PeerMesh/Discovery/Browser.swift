@@ -106,7 +106,7 @@ public final class Browser: Sendable {
         switch output {
         case .found(let advertisement, let endpoints), .updated(let advertisement, let endpoints):
             guard advertisement.peerKey != me.id else { return [] }   // our own advertisement
-            guard let peer = PeerID(peerKey: advertisement.peerKey, displayName: advertisement.displayName) else {
+            guard let peer = PeerID(id: advertisement.peerKey, displayName: advertisement.displayName) else {
                 return [.skipped(instance: advertisement.displayName ?? advertisement.peerKey, reason: "no valid display name in its TXT record")]
             }
             let usable = endpoints.compactMap(\.connectionEndpoint)

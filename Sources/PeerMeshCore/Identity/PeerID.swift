@@ -44,6 +44,13 @@ public struct PeerID: Hashable, Sendable, CustomStringConvertible, Comparable {
     /// The key ID in lowercase hex (64 characters): the stable machine-readable form.
     public var id: String { Hex.encode(keyID) }
 
+    /// The PeerID whose `id` is `id` (as in an advertisement's TXT record), or nil when either part is unusable.
+    public init?(id: String, displayName: String?) {
+        guard let displayName, let keyID = Hex.decode(id), keyID.count == Self.keyIDLength,
+              let peer = try? PeerID(displayName: displayName, keyID: keyID) else { return nil }
+        self = peer
+    }
+
     /// A short fingerprint of the key for people: the first 8 bytes as four groups of hex.
     public var fingerprint: String { Hex.grouped(Array(keyID.prefix(8))) }
 
@@ -65,6 +72,26 @@ enum Hex {
             out.append(digits[Int(byte & 0x0f)])
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Lowercase hex back to bytes; nil for odd lengths or any other character.
+    static func decode(_ text: String) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count % 2 == 0 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: c - 0x30
+            case 0x61...0x66: c - 0x61 + 10
+            default: nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(characters.count / 2)
+        for index in stride(from: 0, to: characters.count, by: 2) {
+            guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
     }
 
     static func grouped(_ bytes: [UInt8]) -> String {
