@@ -70,6 +70,8 @@ enum EventPrinter {
         case .received(let data, let peer):
             let text = String(data: data, encoding: .utf8) ?? "<\(data.count) bytes>"
             return "[\(time)] \(peer.displayName): \(text)"
+        case .undelivered(let messages, let peer, let reason):
+            return "[\(time)] \(messages.count) message(s) to \(peer) may not have arrived: \(reason.message)"
         case .invitation(let invitation):
             return "[\(time)] invitation from \(invitation.peer) — verification code \(invitation.verificationCode)"
         case .incomingConnectionFailed(let peer, let error):

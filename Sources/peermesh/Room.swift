@@ -320,6 +320,12 @@ final class Room: Sendable {
                 output.event("stream-ignored", RoomOutput.fields(peer).merging(["stream": stream]) { $1 },
                              human: "\(peer.displayName) opened a stream \"\(stream)\" (rooms do not use streams; ignored)")
                 Task { do { for try await _ in bytes {} } catch {} }
+            case .undelivered(let messages, let peer, let reason):
+                let texts = messages.map { RoomMessage.decode($0) }.filter { $0.kind == .chat }.compactMap(\.text)
+                if !texts.isEmpty {
+                    output.event("undelivered", RoomOutput.fields(peer).merging(["count": "\(texts.count)", "message": reason.message]) { $1 },
+                                 human: "\(texts.count) message(s) to \(peer.displayName) may not have arrived: \(reason.message)")
+                }
             case .incomingConnectionFailed(let peer, let error):
                 output.event("connection-failed", ["message": error.message, "peer": peer?.displayName ?? ""],
                              human: "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(error.message)")

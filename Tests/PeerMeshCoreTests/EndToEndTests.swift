@@ -98,14 +98,65 @@ struct EndToEndTests {
         #expect(!forgedAccepted)
         #expect(accepted)
         #expect(!replayAccepted, "a replayed acknowledgement")
-        #expect(pair.alice.unacknowledged.map(\.sequence) == [3, 4, 5])
+        let resend = pair.alice.unacknowledged(direct: false, hopLimit: 7, encrypt: true)
+        #expect(resend.map(\.sequence) == [3, 4, 5])
+        #expect(resend == Array(frames[2...]).map { var f = $0; f.hopLimit = 7; return f }, "sent again exactly as sealed the first time")
         // The resend on the new path: 4 is a duplicate, 3 and 5 are delivered once.
         var delivered: [UInt8] = []
-        for frame in pair.alice.unacknowledged {
+        for frame in resend {
             if pair.carol.isDuplicate(frame.sequence) { continue }
             if let inner = pair.carol.open(frame, requireEncryption: true) { delivered += Array(inner.readableBytesView) }
         }
         #expect(delivered == [3, 5])
         #expect(pair.carol.contiguous == 5)
+    }
+
+    @Test func directFramesOpenOnlyOnThePeersOwnLinkAndAreSealedWhenTheyMustTakeARelay() throws {
+        var pair = try Pair()
+        let direct = pair.alice.wrapDirect(Self.inner)
+        #expect(direct.flags == EndToEndChannel.directFlag)
+        #expect(direct.payload == Self.inner, "no second seal on a link TLS already protects")
+        #expect(pair.carol.open(direct, requireEncryption: true) == nil, "through a relay it would be unauthenticated")
+        #expect(pair.carol.open(direct, requireEncryption: true, arrivedFromPeer: true) == Self.inner)
+        // Two more went out on the direct link, which was cut before they arrived: they go again through a relay,
+        // sealed now (and never sealed twice), while on a direct link they would go unsealed again.
+        _ = pair.alice.wrapDirect(ByteBuffer(bytes: [2]))
+        _ = pair.alice.wrapDirect(ByteBuffer(bytes: [3]))
+        let relayed = pair.alice.unacknowledged(direct: false, hopLimit: 9, encrypt: true)
+        #expect(relayed.map(\.sequence) == [1, 2, 3])
+        #expect(relayed.allSatisfy { $0.flags == EndToEndChannel.encryptedFlag && $0.hopLimit == 9 })
+        #expect(pair.alice.unacknowledged(direct: false, hopLimit: 9, encrypt: true) == relayed)
+        #expect(pair.alice.unacknowledged(direct: true, hopLimit: 1, encrypt: true) == relayed.map { var f = $0; f.hopLimit = 1; return f })
+        var delivered: [UInt8] = []
+        for frame in relayed where !pair.carol.isDuplicate(frame.sequence) {
+            if let inner = pair.carol.open(frame, requireEncryption: true) { delivered += Array(inner.readableBytesView) }
+        }
+        #expect(delivered == [2, 3])
+    }
+
+    @Test func theSenderStopsAtTheRetentionBoundAndReportsMessagesNeverAcknowledged() throws {
+        var pair = try Pair()
+        for index in 0..<EndToEndChannel.maximumRetained {
+            #expect(pair.alice.hasRoom)
+            _ = pair.alice.wrapDirect(ByteBuffer(bytes: [UInt8(index % 256)]))
+            if index % 2 == 1 { pair.alice.noteMessageEnd(ByteBuffer(bytes: [UInt8(index % 256)])) }
+        }
+        #expect(!pair.alice.hasRoom, "a re-send beyond the replay window could not be accepted")
+        for frame in pair.alice.unacknowledged(direct: true, hopLimit: 1, encrypt: false).prefix(100) {
+            _ = pair.carol.open(frame, requireEncryption: false, arrivedFromPeer: true)
+        }
+        let made = pair.carol.makeAcknowledgement(hopLimit: 8)
+        let ack = try #require(made)
+        let accepted = pair.alice.receiveAcknowledgement(ack)
+        #expect(accepted)
+        #expect(pair.alice.hasRoom)
+        #expect(pair.alice.inFlight == EndToEndChannel.maximumRetained - 100)
+        // Messages ending at sequences 2, 4, ... 100 were acknowledged; the rest were not.
+        #expect(pair.alice.unacknowledgedMessages.count == EndToEndChannel.maximumRetained / 2 - 50)
+        #expect(pair.alice.unacknowledgedMessages.first == ByteBuffer(bytes: [101]))
+        pair.alice.abandonUnacknowledged()
+        #expect(pair.alice.inFlight == 0 && pair.alice.unacknowledgedMessages.isEmpty)
+        let next = pair.alice.wrapDirect(Self.inner)
+        #expect(next.sequence == UInt64(EndToEndChannel.maximumRetained) + 1, "never a nonce twice")
     }
 }

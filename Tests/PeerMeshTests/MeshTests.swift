@@ -138,18 +138,59 @@ struct MeshInProcess {
             for index in 1..<200 { try await a.session.send(Self.payload(index), to: [c.peerID]) }
             #expect(await eventually { await c.log.receivedCount == 200 })
             #expect(await b.session.meshCounters.relayed == relayedBefore, "direct traffic still went through the relay")
-            // The direct link is cut: traffic moves back to the relay, and C never stops being a member.
-            try await a.session.core.loop.submit { a.session.core.cutLinks(to: c.peerID) }.get()
-            #expect(await eventually { await a.session.route(to: c.peerID) == .via(b.peerID) })
-            for index in 200..<400 { try await a.session.send(Self.payload(index), to: [c.peerID]) }
-            #expect(await eventually { await c.log.receivedCount == 400 })
-            #expect(await c.log.received.map(\.0) == (0..<400).map(Self.payload))
+            // The direct link is cut in the middle of a burst: what it had not delivered goes again through the relay,
+            // and C never stops being a member.
+            for index in 200..<600 {
+                if index == 300 { try await a.session.core.loop.submit { a.session.core.cutLinks(to: c.peerID) }.get() }
+                try await a.session.send(Self.payload(index), to: [c.peerID])
+            }
+            #expect(await eventually { await c.log.receivedCount >= 600 })
+            #expect(await c.log.received.map(\.0) == (0..<600).map(Self.payload), "lost, duplicated or reordered")
+            #expect(await a.session.route(to: c.peerID) == .via(b.peerID))
             #expect(await b.session.meshCounters.relayed > relayedBefore)
             // Each saw the other exactly once: connected, never connecting again or disconnected.
             let aEvents = await a.log.events.compactMap { if case .peerChanged(let p, let s) = $0, p == c.peerID { s } else { nil } }
             #expect(aEvents == [.connected])
             let cEvents = await c.log.events.compactMap { if case .peerChanged(let p, let s) = $0, p == a.peerID { s } else { nil } }
             #expect(cEvents == [.connected])
+            for peer in [a, b, c] { #expect(await peer.log.orderViolations.isEmpty) }
+            await c.shutdown(); await b.shutdown(); await a.shutdown()
+        }
+
+        /// Drops every routed frame from one member while told to (a relay that loses what it carries).
+        final class Blackhole: @unchecked Sendable {
+            private let lock = NSLock()
+            private var source: [UInt8]?
+            func drop(from peer: PeerID?) { lock.withLock { source = peer?.keyID } }
+            func hook(_ frame: RoutedFrame) -> [RoutedFrame] { lock.withLock { frame.source == source ? [] : [frame] } }
+        }
+
+        @Test func whenNoPathRemainsTheSenderGetsBackWhatWasNeverAcknowledgedAndWaitingSendsFail() async throws {
+            let blackhole = Blackhole()
+            let (a, b, c) = try await Self.line { $0.relayHook = { blackhole.hook($0) } }
+            await a.waitFor(c.peerID, \.isConnected)
+            await c.waitFor(a.peerID, \.isConnected)
+            try await a.session.send(Self.payload(0), to: [c.peerID])
+            #expect(await eventually { await c.log.receivedCount == 1 })
+            blackhole.drop(from: a.peerID)
+            // The channel holds at most maximumRetained frames in flight: the send after them waits for room.
+            let inFlight = EndToEndChannel.maximumRetained
+            for index in 1...inFlight { try await a.session.send(Self.payload(index), to: [c.peerID]) }
+            let waiting = Task { await peerMeshError { try await a.session.send(Self.payload(inFlight + 1), to: [c.peerID]) } }
+            try await b.session.core.loop.submit { b.session.core.cutLinks(to: c.peerID) }.get()
+            let state = await a.waitFor(c.peerID, \.isNotConnected)
+            #expect(state?.reasonCode == .peerDisconnected)
+            #expect(await waiting.value?.code == .peerDisconnected, "the send that waited for room must fail, typed")
+            let events = await a.log.events
+            let undeliveredIndex = events.firstIndex { if case .undelivered(_, let p, _) = $0 { p == c.peerID } else { false } }
+            let leftIndex = events.firstIndex { if case .peerChanged(let p, .notConnected) = $0 { p == c.peerID } else { false } }
+            guard let undeliveredIndex, let leftIndex, case .undelivered(let messages, _, let reason) = events[undeliveredIndex] else {
+                Issue.record("no undelivered event"); return
+            }
+            #expect(undeliveredIndex < leftIndex)
+            #expect(reason.code == .peerDisconnected)
+            #expect(messages == (1...inFlight).map(Self.payload), "every message the relay swallowed, in order")
+            #expect(await c.log.receivedCount == 1)
             for peer in [a, b, c] { #expect(await peer.log.orderViolations.isEmpty) }
             await c.shutdown(); await b.shutdown(); await a.shutdown()
         }

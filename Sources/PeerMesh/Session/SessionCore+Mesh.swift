@@ -18,13 +18,16 @@ public struct MeshCounters: Sendable, Equatable {
     public var invalidRecords = 0
     /// Link-state records we published.
     public var recordsPublished = 0
-    /// Routed frames we sent again on a new path because they were not acknowledged end to end.
+    /// Routed frames we sent again (on a new path, or after a second without acknowledgement).
     public var retransmitted = 0
+    /// Reliable messages for us that arrived ahead of a missing one and were left for the sender to send again.
+    public var heldBack = 0
     /// End-to-end acknowledgements we sent.
     public var acknowledgementsSent = 0
 }
 
-/// Where frames for one member go: its own link, or a relayed path (`RelayPath`).
+/// Where frames for one member go: its own link (before the member's end-to-end key is known), or its
+/// sequenced channel (`SequencedPath`).
 protocol PeerPath {
     /// Queues a frame for the member; `promise` completes when it is handed to the (first-hop) connection.
     func enqueue(_ frame: Frame, on queue: OutboundQueue, promise: EventLoopPromise<Void>?)
@@ -38,22 +41,27 @@ extension PeerPath {
 
 extension LinkHandler: PeerPath {}
 
-/// A member reached through a neighbour: frames are sealed end to end and wrapped in `routed` frames on the
-/// neighbour's link.
-struct RelayPath: PeerPath {
+/// A member's end-to-end channel: every frame gets a sequence number and is kept until the member acknowledges
+/// it, so that a path change (a cut link, a dead relay, a new direct link) loses nothing. On our own link to the
+/// member frames go unsealed (TLS protects that hop); through relays they are sealed end to end.
+struct SequencedPath: PeerPath {
     unowned let core: SessionCore
-    let link: LinkHandler
-    let destination: [UInt8]
+    let peer: PeerID
 
     func enqueue(_ frame: Frame, on queue: OutboundQueue, promise: EventLoopPromise<Void>?) {
-        guard let routed = core.seal(frame, to: destination) else {
-            promise?.fail(PeerMeshError(.notConnected, "No end-to-end key is known for that member yet; try again."))
-            return
-        }
-        link.enqueue(.routed(routed), on: queue, promise: promise)
+        core.sendSequenced(SequencedFrame(frame: frame, queue: queue, promise: promise, endsMessage: nil), to: peer)
     }
 
-    func purge(transfer id: UInt64, error: PeerMeshError) { link.purge(transfer: id, error: error) }
+    func purge(transfer id: UInt64, error: PeerMeshError) { core.purgeSequenced(transfer: id, to: peer, error: error) }
+}
+
+/// A frame for a member's channel, waiting for room (or for a path change to settle) or about to be sent.
+struct SequencedFrame {
+    var frame: Frame
+    var queue: OutboundQueue
+    var promise: EventLoopPromise<Void>?
+    /// The whole message when this is the last fragment of a reliable message (reported if never acknowledged).
+    var endsMessage: ByteBuffer?
 }
 
 extension SessionCore {
@@ -96,17 +104,20 @@ extension SessionCore {
     func refreshMembership(lostPeer: PeerID? = nil, reason: PeerMeshError? = nil) {
         let reachable = Dictionary(mesh.reachable.map { ($0.keyID, $0) }, uniquingKeysWith: { a, _ in a })
         for (key, peer) in announced where reachable[key] == nil {
+            let why = peer == lostPeer ? reason : PeerMeshError(
+                .peerDisconnected, "No path to \(peer) remains: the members that relayed for it left or were cut off."
+            )
+            abandonChannel(to: peer, reason: why ?? PeerMeshError(.peerDisconnected, "\(peer) left the session."))
             transfers.peerDisconnected(peer)
             announced[key] = nil
             remoteFragmenters[key] = nil
             remoteReassemblers[key] = nil
             publishRoster()
-            let why = peer == lostPeer ? reason : PeerMeshError(
-                .peerDisconnected, "No path to \(peer) remains: the members that relayed for it left or were cut off."
-            )
             emit(.peerChanged(peer, .notConnected(reason: why)))
         }
-        if let lostPeer, reachable[lostPeer.keyID] != nil {
+        // Still reachable through others: a sequenced channel sends again what the lost link did not deliver;
+        // without one, what was queued on the lost link is gone, as for a reconnection.
+        if let lostPeer, reachable[lostPeer.keyID] != nil, channels[lostPeer.keyID] == nil {
             // Still reachable through others: what was queued on the lost link is gone, as for a reconnection.
             transfers.peerDisconnected(lostPeer)
             transfers.peerConnected(lostPeer)
@@ -120,20 +131,9 @@ extension SessionCore {
         rerouteChannels()
     }
 
-    /// After a path change, sends every unacknowledged routed frame again on the new first hop, oldest first. The
-    /// receiver's replay window drops the copies of frames that did arrive, so each is delivered exactly once, and
-    /// a message cut in half by a dead relay continues with its missing fragments.
+    /// After the roster changed, moves every channel whose first hop changed to its new path.
     private func rerouteChannels() {
-        for (destination, previous) in channelLinks {
-            guard announced[destination] != nil, let hop = mesh.nextHop(to: destination), let link = directLink(hop),
-                  ObjectIdentifier(link) != previous else { continue }
-            channelLinks[destination] = ObjectIdentifier(link)
-            guard let channel = channels[destination] else { continue }
-            for frame in channel.unacknowledged {
-                link.enqueue(.routed(frame), on: .messages)
-                meshCounters.retransmitted += 1
-            }
-        }
+        for key in Array(channelLinks.keys) where announced[key] != nil { drainParked(to: key) }
     }
 
     /// Acknowledges what we opened, at most every 10 ms per sender (the acknowledgement is cumulative).
@@ -169,10 +169,17 @@ extension SessionCore {
             case .invalid:
                 meshCounters.invalidRecords += 1
             }
+        case .routed(let routed) where routed.flags == EndToEndChannel.directFlag:
+            // Unsealed: only the source itself may send it, on its own link, to us.
+            guard routed.source == neighbor.keyID, routed.destination == localIdentity.peerID.keyID else {
+                meshCounters.droppedForgeries += 1
+                return
+            }
+            deliverRouted(routed, direct: true)
         case .routed(let routed):
             switch mesh.relay(routed) {
             case .deliver:
-                deliverRouted(routed)
+                deliverRouted(routed, direct: false)
             case .forward(let hop, let forwarded):
                 guard let next = directLink(hop) else { meshCounters.droppedNoRoute += 1; return }
                 let out = sessionConfiguration.relayHook?(forwarded) ?? [forwarded]
@@ -198,30 +205,19 @@ extension SessionCore {
         return channel
     }
 
-    /// Seals a data or transfer frame for a member we are not linked to.
-    func seal(_ frame: Frame, to destination: [UInt8]) -> RoutedFrame? {
-        guard var channel = channel(with: destination) else { return nil }
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(frame.wireSize)
-        frame.write(into: &buffer)
-        let routed = channel.seal(buffer, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
-        channels[destination] = channel
-        if channelLinks[destination] == nil, let hop = mesh.nextHop(to: destination), let link = directLink(hop) {
-            channelLinks[destination] = ObjectIdentifier(link)
-        }
-        return routed
-    }
-
     /// A routed frame for us: it must open under the channel with its claimed source (so it is authentic, unaltered
     /// and not a replay), and its inner frame must be a data or transfer frame with the same source and us as
     /// destination, from a member we announced. Anything else is dropped and counted, never delivered.
-    private func deliverRouted(_ routed: RoutedFrame) {
+    private func deliverRouted(_ routed: RoutedFrame, direct: Bool) {
         if routed.flags & EndToEndChannel.ackFlag != 0 {
             guard var channel = channel(with: routed.source), channel.receiveAcknowledgement(routed) else {
                 meshCounters.droppedForgeries += 1
                 return
             }
             channels[routed.source] = channel
+            ackProgress[routed.source] = .now()
+            retransmissions[routed.source] = nil
+            drainParked(to: routed.source)
             return
         }
         if let channel = channels[routed.source], channel.isDuplicate(routed.sequence) {
@@ -229,18 +225,24 @@ extension SessionCore {
             return
         }
         guard let peer = announced[routed.source], var channel = channel(with: routed.source),
-              var payload = channel.open(routed, requireEncryption: sessionEncryption == .required)
+              var payload = channel.verify(routed, requireEncryption: sessionEncryption == .required, arrivedFromPeer: direct)
         else { meshCounters.droppedForgeries += 1; return }
-        channels[routed.source] = channel
-        scheduleAcknowledgement(to: routed.source)
         let inner: Frame?
         do { inner = try Frame.read(from: &payload, limits: sessionConfiguration.frameLimits) } catch { inner = nil }
-        guard let inner, payload.readableBytes == 0 else { meshCounters.droppedForgeries += 1; return }
+        guard let inner, payload.readableBytes == 0 else {
+            accept(routed, on: &channel)
+            meshCounters.droppedForgeries += 1
+            return
+        }
         let me = localIdentity.peerID.keyID
         switch inner {
         case .data(let data) where data.source == routed.source && data.destination == me:
             var reassembler = remoteReassemblers[routed.source]
                 ?? MessageReassembler(maximumMessageSize: sessionConfiguration.maximumMessageSize)
+            // A reliable message after one that is missing (lost with a relay further along the path): leave it
+            // unacknowledged, so the sender's re-send brings both, in order.
+            if reassembler.isAhead(data) { meshCounters.heldBack += 1; return }
+            accept(routed, on: &channel)
             do {
                 let message = try reassembler.add(data)
                 remoteReassemblers[routed.source] = reassembler
@@ -249,30 +251,163 @@ extension SessionCore {
                 meshCounters.droppedForgeries += 1
             }
         case .transfer(let transfer) where transfer.source == routed.source && transfer.destination == me:
+            accept(routed, on: &channel)
             transfers.handle(transfer, from: peer)
         default:
+            accept(routed, on: &channel)
             meshCounters.droppedForgeries += 1
         }
     }
 
-    // MARK: Sending to members we are not linked to
+    private func accept(_ routed: RoutedFrame, on channel: inout EndToEndChannel) {
+        channel.accept(routed.sequence)
+        channels[routed.source] = channel
+        scheduleAcknowledgement(to: routed.source)
+    }
 
-    func sendRelayed(_ message: ByteBuffer, to peer: PeerID, mode: Frame.Mode, promise: EventLoopPromise<Void>) {
-        guard let path = memberLink(peer) as? RelayPath else {
-            promise.fail(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
-            return
-        }
+    // MARK: Sending on a member's channel
+
+    /// How frames for `peer` go: its sequenced channel once its end-to-end key is known, else its own link.
+    func memberLink(_ peer: PeerID) -> PeerPath? {
+        guard announced[peer.keyID] != nil else { return directLink(peer.keyID) }
+        if channel(with: peer.keyID) != nil { return SequencedPath(core: self, peer: peer) }
+        return directLink(peer.keyID)
+    }
+
+    /// Sends a message to a member on its sequenced channel; false when it has none (send on its link).
+    func sendSequenced(_ message: ByteBuffer, to peer: PeerID, mode: Frame.Mode, promise: EventLoopPromise<Void>) -> Bool {
+        guard memberLink(peer) is SequencedPath else { return false }
         var fragmenter = remoteFragmenters[peer.keyID] ?? MessageFragmenter()
         let frames = fragmenter.fragments(of: message, source: localIdentity.peerID.keyID, destination: peer.keyID, mode: mode)
         remoteFragmenters[peer.keyID] = fragmenter
-        // The message is handed over once its last fragment is; if that first hop dies first, the fragments are
-        // sent again on the next path (unacknowledged frames are kept), so only losing the member fails the send.
-        let handed = loop.makePromise(of: Void.self)
-        handed.futureResult.whenComplete { [self] result in
-            if case .failure = result, announced[peer.keyID] != nil { promise.succeed() } else { promise.completeWith(result) }
-        }
         for (index, frame) in frames.enumerated() {
-            path.enqueue(frame, on: .messages, promise: index == frames.count - 1 ? handed : nil)
+            let last = index == frames.count - 1
+            sendSequenced(SequencedFrame(frame: frame, queue: .messages, promise: last ? promise : nil,
+                                         endsMessage: last && mode == .reliable ? message : nil), to: peer)
+        }
+        return true
+    }
+
+    /// Sends a frame on the member's channel now, or parks it while the channel is full (back-pressure that
+    /// reaches the caller: its promise waits) or while a path change waits for the old path to drain.
+    func sendSequenced(_ item: SequencedFrame, to peer: PeerID) {
+        let key = peer.keyID
+        if parked[key, default: []].isEmpty, let link = settledLink(to: key), channels[key]?.hasRoom == true {
+            transmit(item, to: peer, on: link)
+        } else {
+            parked[key, default: []].append(item)
+        }
+    }
+
+    /// Sends what waited for `key`'s channel, in order, as far as room and the path allow.
+    func drainParked(to key: [UInt8]) {
+        guard let link = settledLink(to: key), let peer = announced[key] else { return }
+        while let item = parked[key]?.first, channels[key]?.hasRoom == true {
+            parked[key]!.removeFirst()
+            transmit(item, to: peer, on: link)
+        }
+        if parked[key]?.isEmpty == true { parked[key] = nil }
+    }
+
+    /// The link `key`'s channel sends on now. When the first hop changed and the old link is gone, everything
+    /// unacknowledged goes again on the new one first (the receiver drops what it already had). When the old link
+    /// still works (a shorter path appeared), new frames wait until the old path's frames are acknowledged, so
+    /// that the faster path cannot overtake them; the retransmission timer ends a wait that would never end.
+    private func settledLink(to key: [UInt8]) -> LinkHandler? {
+        guard let hop = mesh.nextHop(to: key), let link = directLink(hop), channel(with: key) != nil else { return nil }
+        let id = ObjectIdentifier(link)
+        if channelLinks[key] == id { return link }
+        if let old = channelLinks[key], memberLinks.values.contains(where: { ObjectIdentifier($0) == old }),
+           let channel = channels[key], channel.inFlight > 0 {
+            return nil
+        }
+        moveChannel(to: key, onto: link, direct: hop == key)
+        return link
+    }
+
+    private func moveChannel(to key: [UInt8], onto link: LinkHandler, direct: Bool) {
+        channelLinks[key] = ObjectIdentifier(link)
+        guard var channel = channels[key], channel.inFlight > 0 else { return }
+        let frames = channel.unacknowledged(direct: direct, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
+        channels[key] = channel
+        for frame in frames { link.enqueue(.routed(frame), on: .messages) }
+        meshCounters.retransmitted += frames.count
+        ackProgress[key] = .now()
+    }
+
+    private func transmit(_ item: SequencedFrame, to peer: PeerID, on link: LinkHandler) {
+        let key = peer.keyID
+        guard var channel = channels[key] else { return }
+        var inner = ByteBuffer()
+        inner.reserveCapacity(item.frame.wireSize)
+        item.frame.write(into: &inner)
+        let routed = link.peer?.peerID == peer
+            ? channel.wrapDirect(inner)
+            : channel.seal(inner, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
+        if let message = item.endsMessage { channel.noteMessageEnd(message) }
+        if channel.inFlight == 1 { ackProgress[key] = .now() }
+        channels[key] = channel
+        startRetransmissionTimer()
+        // Handed over once the first hop takes it; if that hop dies first, the frame is kept and sent again on the
+        // next path, so only losing the member fails it.
+        let handed = item.promise.map { promise in
+            let handed = loop.makePromise(of: Void.self)
+            handed.futureResult.whenComplete { [self] result in
+                if case .failure = result, announced[key] != nil { promise.succeed() } else { promise.completeWith(result) }
+            }
+            return handed
+        }
+        link.enqueue(.routed(routed), on: item.queue, promise: handed)
+    }
+
+    /// Drops a cancelled transfer's frames that still wait for room, and those queued on the first hop.
+    func purgeSequenced(transfer id: UInt64, to peer: PeerID, error: PeerMeshError) {
+        let key = peer.keyID
+        parked[key]?.removeAll { item in
+            guard item.queue == .transfer(id) else { return false }
+            item.promise?.fail(error)
+            return true
+        }
+        if let link = mesh.nextHop(to: key).flatMap(directLink) { link.purge(transfer: id, error: error) }
+    }
+
+    /// The member is unreachable: what waited fails, what was not acknowledged is reported, nothing is re-sent.
+    private func abandonChannel(to peer: PeerID, reason: PeerMeshError) {
+        let key = peer.keyID
+        channelLinks[key] = nil
+        ackProgress[key] = nil
+        retransmissions[key] = nil
+        for item in parked.removeValue(forKey: key) ?? [] { item.promise?.fail(reason) }
+        guard var channel = channels[key] else { return }
+        let messages = channel.unacknowledgedMessages
+        channel.abandonUnacknowledged()
+        channels[key] = channel
+        if !messages.isEmpty {
+            emit(.undelivered(messages.map { Data($0.readableBytesView) }, to: peer, reason: reason))
+        }
+    }
+
+    /// Every half second: a channel whose oldest frames were not acknowledged for a second (lost behind the first
+    /// hop, where we see no link fail) sends them again on its current best path.
+    private func startRetransmissionTimer() {
+        guard retransmissionTask == nil, !isClosed else { return }
+        retransmissionTask = loop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) { [self] task in
+            let now = NIODeadline.now()
+            var idle = true
+            for (key, channel) in channels where channel.inFlight > 0 && announced[key] != nil {
+                idle = false
+                // Backing off (1 s, 2 s, 4 s ... 32 s) bounds what a stalled receiver costs the relays.
+                let waited = retransmissions[key, default: 0]
+                guard now - (ackProgress[key] ?? now) >= .seconds(1 << Int64(min(waited, 5))),
+                      let hop = mesh.nextHop(to: key), let link = directLink(hop) else { continue }
+                retransmissions[key] = waited + 1
+                moveChannel(to: key, onto: link, direct: hop == key)
+                drainParked(to: key)
+            }
+            if idle {
+                task.cancel()
+                retransmissionTask = nil
+            }
         }
     }
 

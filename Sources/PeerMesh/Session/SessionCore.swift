@@ -41,6 +41,12 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     var channelLinks: [[UInt8]: ObjectIdentifier] = [:]
     var pendingAcks: Set<[UInt8]> = []
     var ackTask: Scheduled<Void>?
+    /// Frames waiting for room in a member's channel, or for a path change to settle, in send order.
+    var parked: [[UInt8]: [SequencedFrame]] = [:]
+    /// When each channel last saw an acknowledgement move forward, and how many re-sends since.
+    var ackProgress: [[UInt8]: NIODeadline] = [:]
+    var retransmissions: [[UInt8]: Int] = [:]
+    var retransmissionTask: RepeatedTask?
     var sessionEncryption: EncryptionPreference { encryption }
     var localIdentity: LocalIdentity { identity.local }
     var sessionConfiguration: Session.Configuration { configuration }
@@ -58,13 +64,6 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         self.certificateHandler = certificateHandler
         self.mesh = MeshRoster(me: identity.peerID, initialVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12)
         self.transfers = TransferCenter(core: self, loop: loop, me: identity.peerID, configuration: configuration)
-    }
-
-    /// The path to a connected member: its own link, or a relayed path through the next hop.
-    func memberLink(_ peer: PeerID) -> PeerPath? {
-        if let link = members[peer] { return link }
-        guard announced[peer.keyID] != nil, let hop = mesh.nextHop(to: peer.keyID), let link = directLink(hop) else { return nil }
-        return RelayPath(core: self, link: link, destination: peer.keyID)
     }
 
     /// The link to the direct member with this key ID.
@@ -209,22 +208,13 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode) -> EventLoopFuture<Void> {
         loop.preconditionInEventLoop()
         if isClosed { return loop.makeFailedFuture(Self.closedError) }
-        var targets: [(PeerID, LinkHandler?)] = []
-        for peer in peers {
-            if let link = members[peer] {
-                targets.append((peer, link))
-            } else if announced[peer.keyID] != nil, mesh.nextHop(to: peer.keyID) != nil {
-                targets.append((peer, nil))
-            } else {
-                return loop.makeFailedFuture(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
-            }
+        for peer in peers where memberLink(peer) == nil {
+            return loop.makeFailedFuture(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
         }
-        let futures = targets.map { peer, link in
+        let futures = peers.map { peer in
             let promise = loop.makePromise(of: Void.self)
-            if let link {
-                link.send(message, mode: mode, promise: promise)
-            } else {
-                sendRelayed(message, to: peer, mode: mode, promise: promise)
+            if !sendSequenced(message, to: peer, mode: mode, promise: promise) {
+                members[peer]!.send(message, mode: mode, promise: promise)
             }
             return promise.futureResult
         }
@@ -242,6 +232,9 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         transfers.closeAll()
         publishTask?.cancel()
         ackTask?.cancel()
+        retransmissionTask?.cancel()
+        for (_, items) in parked { for item in items { item.promise?.fail(Self.closedError) } }
+        parked = [:]
         for link in Array(links.values) { link.leave() }
         source.finish()
     }

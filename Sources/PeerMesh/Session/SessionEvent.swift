@@ -27,6 +27,10 @@ public enum PeerState: Sendable, Equatable, CustomStringConvertible {
 public enum SessionEvent: Sendable {
     /// A peer's state changed.
     case peerChanged(PeerID, PeerState)
+    /// Reliable messages to `peer` whose delivery was never acknowledged, oldest first, reported when `peer`
+    /// became unreachable (just before its `.notConnected`). `send` had returned for them; they may or may not
+    /// have arrived (only the acknowledgement may have been lost): send them again if the app needs them.
+    case undelivered([Data], to: PeerID, reason: PeerMeshError)
     /// A whole message arrived from a connected peer.
     case received(Data, from: PeerID)
     /// A peer invites us into our session; answer with `accept()` or `decline()` before it expires.

@@ -43,6 +43,9 @@ public struct MessageReassembler: Sendable {
     /// Creates a reassembler for one sender.
     public init(maximumMessageSize: Int) { self.maximumMessageSize = maximumMessageSize }
 
+    /// Whether `frame` belongs to a reliable message after the one expected next: an earlier one is missing.
+    public func isAhead(_ frame: Frame.DataFrame) -> Bool { frame.mode == .reliable && frame.sequence > expectedReliable }
+
     /// Adds a fragment; returns the whole message when this was its last fragment.
     public mutating func add(_ frame: Frame.DataFrame) throws(PeerMeshError) -> ByteBuffer? {
         if frame.mode == .reliable {

@@ -18,9 +18,16 @@ public struct EndToEndChannel: Sendable {
     public static let encryptedFlag: UInt8 = 0x01
     /// `RoutedFrame.flags` bit: an end-to-end acknowledgement (its own key and sequence space; never retained).
     public static let ackFlag: UInt8 = 0x02
-    /// The most sealed frames kept for re-sending before the peer acknowledges them (the replay window's size:
-    /// a re-sent frame must still be inside the receiver's window to be accepted).
+    /// `RoutedFrame.flags` value: the payload is the inner frame in clear, without a tag. Valid only on the
+    /// source's own link to the destination, whose TLS already authenticates (and encrypts) it; a relay never
+    /// forwards one. Traffic between neighbours is sequenced like relayed traffic so that what a cut link lost is
+    /// sent again on another path, without paying for a second seal on the direct hop.
+    public static let directFlag: UInt8 = 0x04
+    /// The most frames in flight (sent, not yet acknowledged): a re-sent frame must still be inside the
+    /// receiver's replay window to be accepted, so the sender waits for acknowledgements beyond this.
     public static let maximumRetained = Int(ReplayWindow.size)
+    /// The most bytes in flight: bounds the sender's retained copies and what relays queue for this channel.
+    public static let maximumRetainedBytes = 16 * 1024 * 1024
 
     /// The peer's ephemeral key this channel was derived from (a newer record with another key needs a new channel).
     public let peerSessionKey: [UInt8]
@@ -35,10 +42,21 @@ public struct EndToEndChannel: Sendable {
     private var window = ReplayWindow()
     private let ackSendKeyBytes: [UInt8]
     private let ackReceiveKeyBytes: [UInt8]
-    /// Sender side: sealed frames not yet acknowledged, in sequence order (re-sent as they are after a path change,
-    /// so the receiver's replay window turns every copy after the first into a drop: exactly once).
-    private var retained: [RoutedFrame] = []
+    /// A frame sent and not yet acknowledged: its inner bytes, and its sealed form once it needed one (a frame is
+    /// sealed at most once, so a sequence number never meets the key twice as a nonce).
+    private struct Retained: Sendable {
+        var sequence: UInt64
+        var inner: ByteBuffer
+        var sealed: RoutedFrame?
+    }
+    /// Sender side: frames not yet acknowledged, in sequence order (re-sent after a path change, so the
+    /// receiver's replay window turns every copy after the first into a drop: exactly once).
+    private var retained: [Retained] = []
     private var retainedHead = 0
+    private var retainedBytes = 0
+    /// Sender side: reliable messages whose last frame is not acknowledged yet, with that frame's sequence.
+    private var pendingMessages: [(last: UInt64, message: ByteBuffer)] = []
+    private var pendingMessagesHead = 0
     /// Receiver side: every sequence up to this one was opened.
     public private(set) var contiguous: UInt64 = 0
     private var lastAckSent: UInt64 = 0
@@ -68,17 +86,84 @@ public struct EndToEndChannel: Sendable {
         self.ackReceiveKeyBytes = key(peer + Array("ack".utf8), me)
     }
 
-    /// Seals an encoded inner frame for the peer.
-    ///
-    /// Bytes are moved with contiguous copies only (no per-byte loops): relays of big files run this per 64 KiB chunk.
+    /// Seals an encoded inner frame for the peer, to send through relays.
     public mutating func seal(_ inner: ByteBuffer, hopLimit: UInt8, encrypt: Bool) -> RoutedFrame {
+        reserve(inner)
+        return sealRetained(at: retained.count - 1, hopLimit: hopLimit, encrypt: encrypt)
+    }
+
+    /// Wraps an encoded inner frame for the peer, to send on our own link to it (`directFlag`: no seal).
+    public mutating func wrapDirect(_ inner: ByteBuffer) -> RoutedFrame {
+        let sequence = reserve(inner)
+        return RoutedFrame(source: me, destination: peer, hopLimit: 1, flags: Self.directFlag, sequence: sequence, payload: inner)
+    }
+
+    /// Notes that the frame just sealed or wrapped ends a reliable message: `unacknowledgedMessages` returns it
+    /// until the peer acknowledges that frame.
+    public mutating func noteMessageEnd(_ message: ByteBuffer) {
+        pendingMessages.append((nextSequence - 1, message))
+    }
+
+    /// Everything not acknowledged yet, oldest first, ready for the path it goes on now: sealed for a relayed
+    /// path, and for our own link to the peer as they are (frames never sealed stay unsealed there).
+    public mutating func unacknowledged(direct: Bool, hopLimit: UInt8, encrypt: Bool) -> [RoutedFrame] {
+        var out: [RoutedFrame] = []
+        out.reserveCapacity(retained.count - retainedHead)
+        for index in retainedHead..<retained.count {
+            if var sealed = retained[index].sealed {
+                sealed.hopLimit = hopLimit
+                out.append(sealed)
+            } else if direct {
+                let entry = retained[index]
+                out.append(RoutedFrame(source: me, destination: peer, hopLimit: 1, flags: Self.directFlag, sequence: entry.sequence, payload: entry.inner))
+            } else {
+                out.append(sealRetained(at: index, hopLimit: hopLimit, encrypt: encrypt))
+            }
+        }
+        return out
+    }
+
+    /// Frames sent and not yet acknowledged.
+    public var inFlight: Int { retained.count - retainedHead }
+
+    /// Whether another frame may be sent now: fewer than `maximumRetained` frames and `maximumRetainedBytes`
+    /// bytes are waiting for acknowledgement.
+    public var hasRoom: Bool { inFlight < Self.maximumRetained && retainedBytes < Self.maximumRetainedBytes }
+
+    /// Reliable messages not known to have arrived (their last frame is unacknowledged), oldest first. They may
+    /// or may not have arrived: only the acknowledgement was missing.
+    public var unacknowledgedMessages: [ByteBuffer] { pendingMessages[pendingMessagesHead...].map(\.message) }
+
+    /// Gives up on everything unacknowledged (the peer is unreachable): nothing will be re-sent. Sequence numbers
+    /// keep growing, so a later frame under the same keys never reuses a nonce.
+    public mutating func abandonUnacknowledged() {
+        retained.removeAll()
+        retainedHead = 0
+        retainedBytes = 0
+        pendingMessages.removeAll()
+        pendingMessagesHead = 0
+    }
+
+    @discardableResult
+    private mutating func reserve(_ inner: ByteBuffer) -> UInt64 {
         let sequence = nextSequence
         nextSequence &+= 1
+        retained.append(Retained(sequence: sequence, inner: inner, sealed: nil))
+        retainedBytes += inner.readableBytes
+        return sequence
+    }
+
+    /// Seals the retained frame at `index`.
+    ///
+    /// Bytes are moved with contiguous copies only (no per-byte loops): relays of big files run this per 64 KiB chunk.
+    private mutating func sealRetained(at index: Int, hopLimit: UInt8, encrypt: Bool) -> RoutedFrame {
+        let sequence = retained[index].sequence
+        let inner = retained[index].inner
         let flags = encrypt ? Self.encryptedFlag : 0
         var ad = Self.associatedData(source: me, destination: peer, flags: flags, sequence: sequence)
         var payload = ByteBuffer()
         payload.reserveCapacity(inner.readableBytes + Self.tagSize)
-        // The nonce is unique per key because the sequence never repeats for one channel.
+        // The nonce is unique per key because the sequence never repeats for one channel and is sealed once.
         let box: ChaChaPoly.SealedBox
         if encrypt {
             box = inner.withUnsafeReadableBytes { try! ChaChaPoly.seal($0, using: sendKey, nonce: Self.nonce(sequence), authenticating: ad) }
@@ -91,19 +176,13 @@ public struct EndToEndChannel: Sendable {
         }
         payload.writeBytes(box.tag)
         let routed = RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload)
-        retained.append(routed)
+        retained[index].sealed = routed
         return routed
     }
 
     /// Whether a frame with this sequence from the peer was already opened, or is too old to be judged: a re-send
     /// or a replay, to drop without trying it.
     public func isDuplicate(_ sequence: UInt64) -> Bool { sequence > 0 && !window.isFresh(sequence) }
-
-    /// Sealed frames the peer has not acknowledged, oldest first: what to send again on a new path.
-    public var unacknowledged: ArraySlice<RoutedFrame> { retained[retainedHead...] }
-
-    /// Whether more frames are waiting for acknowledgement than a re-send could still deliver.
-    public var isOverRetained: Bool { retained.count - retainedHead > Self.maximumRetained }
 
     /// An acknowledgement of everything opened so far, if there is news since the last one.
     public mutating func makeAcknowledgement(hopLimit: UInt8) -> RoutedFrame? {
@@ -134,19 +213,41 @@ public struct EndToEndChannel: Sendable {
         else { return false }
         lastAckSequenceSeen = frame.sequence
         acknowledged = max(acknowledged, value)
-        while retainedHead < retained.count, retained[retainedHead].sequence <= acknowledged { retainedHead += 1 }
+        while retainedHead < retained.count, retained[retainedHead].sequence <= acknowledged {
+            retainedBytes -= retained[retainedHead].inner.readableBytes
+            retained[retainedHead] = Retained(sequence: 0, inner: ByteBuffer(), sealed: nil)
+            retainedHead += 1
+        }
         if retainedHead > 1024, retainedHead * 2 > retained.count {
             retained.removeFirst(retainedHead)
             retainedHead = 0
+        }
+        while pendingMessagesHead < pendingMessages.count, pendingMessages[pendingMessagesHead].last <= acknowledged {
+            pendingMessages[pendingMessagesHead].message = ByteBuffer()
+            pendingMessagesHead += 1
+        }
+        if pendingMessagesHead > 256, pendingMessagesHead * 2 > pendingMessages.count {
+            pendingMessages.removeFirst(pendingMessagesHead)
+            pendingMessagesHead = 0
         }
         return true
     }
 
     /// Opens a routed frame from the peer: the inner frame's bytes, or nil when it was altered, forged, replayed,
-    /// spliced, too old for the replay window, or not encrypted although `requireEncryption`.
-    public mutating func open(_ frame: RoutedFrame, requireEncryption: Bool) -> ByteBuffer? {
-        guard frame.source == peer, frame.destination == me, frame.flags & ~Self.encryptedFlag == 0,
-              frame.payload.readableBytes >= Self.tagSize, window.isFresh(frame.sequence) else { return nil }
+    /// spliced, too old for the replay window, or not encrypted although `requireEncryption`. A `directFlag`
+    /// frame opens only when it `arrivedFromPeer`, on the peer's own authenticated link.
+    public mutating func open(_ frame: RoutedFrame, requireEncryption: Bool, arrivedFromPeer: Bool = false) -> ByteBuffer? {
+        guard let opened = verify(frame, requireEncryption: requireEncryption, arrivedFromPeer: arrivedFromPeer) else { return nil }
+        accept(frame.sequence)
+        return opened
+    }
+
+    /// `open` without recording the frame as received: the caller `accept`s it once it can use it, or leaves it
+    /// unacknowledged so the sender sends it again (a reliable message that arrived ahead of a lost one).
+    public func verify(_ frame: RoutedFrame, requireEncryption: Bool, arrivedFromPeer: Bool = false) -> ByteBuffer? {
+        guard frame.source == peer, frame.destination == me, window.isFresh(frame.sequence) else { return nil }
+        if frame.flags == Self.directFlag { return arrivedFromPeer ? frame.payload : nil }
+        guard frame.flags & ~Self.encryptedFlag == 0, frame.payload.readableBytes >= Self.tagSize else { return nil }
         let encrypted = frame.flags & Self.encryptedFlag != 0
         if requireEncryption, !encrypted { return nil }
         var payload = frame.payload
@@ -169,11 +270,15 @@ public struct EndToEndChannel: Sendable {
             else { return nil }
             opened = body
         }
-        window.mark(frame.sequence)
+        return opened
+    }
+
+    /// Records a verified frame as received: later copies are duplicates, and it counts towards acknowledgements.
+    public mutating func accept(_ sequence: UInt64) {
+        window.mark(sequence)
         // Frames beyond the window behind the newest can no longer arrive: stop waiting for them.
         if window.highest > ReplayWindow.size { contiguous = max(contiguous, window.highest - ReplayWindow.size) }
         while window.hasSeen(contiguous + 1) { contiguous += 1 }
-        return opened
     }
 
     private static func associatedData(source: [UInt8], destination: [UInt8], flags: UInt8, sequence: UInt64) -> Data {
