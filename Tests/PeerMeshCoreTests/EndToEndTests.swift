@@ -158,5 +158,11 @@ struct EndToEndTests {
         #expect(pair.alice.inFlight == 0 && pair.alice.unacknowledgedMessages.isEmpty)
         let next = pair.alice.wrapDirect(Self.inner)
         #expect(next.sequence == UInt64(EndToEndChannel.maximumRetained) + 1, "never a nonce twice")
+        // The receiver stops waiting for what was given up on: the first new frame says so, and is acknowledged.
+        #expect(next.flags & EndToEndChannel.resyncFlag != 0)
+        #expect(pair.carol.open(next, requireEncryption: false, arrivedFromPeer: true) == Self.inner)
+        #expect(pair.carol.contiguous == next.sequence)
+        let later = pair.alice.seal(Self.inner, hopLimit: 4, encrypt: true)
+        #expect(later.flags == EndToEndChannel.encryptedFlag, "only the first frame after giving up carries the resync bit")
     }
 }

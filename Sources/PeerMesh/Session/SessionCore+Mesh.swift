@@ -169,7 +169,7 @@ extension SessionCore {
             case .invalid:
                 meshCounters.invalidRecords += 1
             }
-        case .routed(let routed) where routed.flags == EndToEndChannel.directFlag:
+        case .routed(let routed) where routed.isDirect:
             // Unsealed: only the source itself may send it, on its own link, to us.
             guard routed.source == neighbor.keyID, routed.destination == localIdentity.peerID.keyID else {
                 meshCounters.droppedForgeries += 1
@@ -260,7 +260,7 @@ extension SessionCore {
     }
 
     private func accept(_ routed: RoutedFrame, on channel: inout EndToEndChannel) {
-        channel.accept(routed.sequence)
+        channel.accept(routed)
         channels[routed.source] = channel
         scheduleAcknowledgement(to: routed.source)
     }

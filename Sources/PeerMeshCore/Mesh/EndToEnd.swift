@@ -23,6 +23,9 @@ public struct EndToEndChannel: Sendable {
     /// forwards one. Traffic between neighbours is sequenced like relayed traffic so that what a cut link lost is
     /// sent again on another path, without paying for a second seal on the direct hop.
     public static let directFlag: UInt8 = 0x04
+    /// `RoutedFrame.flags` bit: the sender gave up on every earlier frame (the peer had become unreachable), so
+    /// the receiver stops waiting for them. Set only on the first frame after that.
+    public static let resyncFlag: UInt8 = 0x08
     /// The most frames in flight (sent, not yet acknowledged): a re-sent frame must still be inside the
     /// receiver's replay window to be accepted, so the sender waits for acknowledgements beyond this.
     public static let maximumRetained = Int(ReplayWindow.size)
@@ -48,6 +51,7 @@ public struct EndToEndChannel: Sendable {
         var sequence: UInt64
         var inner: ByteBuffer
         var sealed: RoutedFrame?
+        var resync = false
     }
     /// Sender side: frames not yet acknowledged, in sequence order (re-sent after a path change, so the
     /// receiver's replay window turns every copy after the first into a drop: exactly once).
@@ -57,6 +61,8 @@ public struct EndToEndChannel: Sendable {
     /// Sender side: reliable messages whose last frame is not acknowledged yet, with that frame's sequence.
     private var pendingMessages: [(last: UInt64, message: ByteBuffer)] = []
     private var pendingMessagesHead = 0
+    /// Sender side: the first sequence after we gave up on the ones before it.
+    private var resyncSequence: UInt64?
     /// Receiver side: every sequence up to this one was opened.
     public private(set) var contiguous: UInt64 = 0
     private var lastAckSent: UInt64 = 0
@@ -94,8 +100,8 @@ public struct EndToEndChannel: Sendable {
 
     /// Wraps an encoded inner frame for the peer, to send on our own link to it (`directFlag`: no seal).
     public mutating func wrapDirect(_ inner: ByteBuffer) -> RoutedFrame {
-        let sequence = reserve(inner)
-        return RoutedFrame(source: me, destination: peer, hopLimit: 1, flags: Self.directFlag, sequence: sequence, payload: inner)
+        reserve(inner)
+        return directFrame(retained[retained.count - 1])
     }
 
     /// Notes that the frame just sealed or wrapped ends a reliable message: `unacknowledgedMessages` returns it
@@ -114,8 +120,7 @@ public struct EndToEndChannel: Sendable {
                 sealed.hopLimit = hopLimit
                 out.append(sealed)
             } else if direct {
-                let entry = retained[index]
-                out.append(RoutedFrame(source: me, destination: peer, hopLimit: 1, flags: Self.directFlag, sequence: entry.sequence, payload: entry.inner))
+                out.append(directFrame(retained[index]))
             } else {
                 out.append(sealRetained(at: index, hopLimit: hopLimit, encrypt: encrypt))
             }
@@ -142,13 +147,19 @@ public struct EndToEndChannel: Sendable {
         retainedBytes = 0
         pendingMessages.removeAll()
         pendingMessagesHead = 0
+        resyncSequence = nextSequence
+    }
+
+    private func directFrame(_ entry: Retained) -> RoutedFrame {
+        RoutedFrame(source: me, destination: peer, hopLimit: 1, flags: Self.directFlag | (entry.resync ? Self.resyncFlag : 0),
+                    sequence: entry.sequence, payload: entry.inner)
     }
 
     @discardableResult
     private mutating func reserve(_ inner: ByteBuffer) -> UInt64 {
         let sequence = nextSequence
         nextSequence &+= 1
-        retained.append(Retained(sequence: sequence, inner: inner, sealed: nil))
+        retained.append(Retained(sequence: sequence, inner: inner, sealed: nil, resync: sequence == resyncSequence))
         retainedBytes += inner.readableBytes
         return sequence
     }
@@ -159,7 +170,7 @@ public struct EndToEndChannel: Sendable {
     private mutating func sealRetained(at index: Int, hopLimit: UInt8, encrypt: Bool) -> RoutedFrame {
         let sequence = retained[index].sequence
         let inner = retained[index].inner
-        let flags = encrypt ? Self.encryptedFlag : 0
+        let flags = (encrypt ? Self.encryptedFlag : 0) | (retained[index].resync ? Self.resyncFlag : 0)
         var ad = Self.associatedData(source: me, destination: peer, flags: flags, sequence: sequence)
         var payload = ByteBuffer()
         payload.reserveCapacity(inner.readableBytes + Self.tagSize)
@@ -238,7 +249,7 @@ public struct EndToEndChannel: Sendable {
     /// frame opens only when it `arrivedFromPeer`, on the peer's own authenticated link.
     public mutating func open(_ frame: RoutedFrame, requireEncryption: Bool, arrivedFromPeer: Bool = false) -> ByteBuffer? {
         guard let opened = verify(frame, requireEncryption: requireEncryption, arrivedFromPeer: arrivedFromPeer) else { return nil }
-        accept(frame.sequence)
+        accept(frame)
         return opened
     }
 
@@ -246,8 +257,8 @@ public struct EndToEndChannel: Sendable {
     /// unacknowledged so the sender sends it again (a reliable message that arrived ahead of a lost one).
     public func verify(_ frame: RoutedFrame, requireEncryption: Bool, arrivedFromPeer: Bool = false) -> ByteBuffer? {
         guard frame.source == peer, frame.destination == me, window.isFresh(frame.sequence) else { return nil }
-        if frame.flags == Self.directFlag { return arrivedFromPeer ? frame.payload : nil }
-        guard frame.flags & ~Self.encryptedFlag == 0, frame.payload.readableBytes >= Self.tagSize else { return nil }
+        if frame.isDirect { return arrivedFromPeer ? frame.payload : nil }
+        guard frame.flags & ~(Self.encryptedFlag | Self.resyncFlag) == 0, frame.payload.readableBytes >= Self.tagSize else { return nil }
         let encrypted = frame.flags & Self.encryptedFlag != 0
         if requireEncryption, !encrypted { return nil }
         var payload = frame.payload
@@ -274,7 +285,9 @@ public struct EndToEndChannel: Sendable {
     }
 
     /// Records a verified frame as received: later copies are duplicates, and it counts towards acknowledgements.
-    public mutating func accept(_ sequence: UInt64) {
+    public mutating func accept(_ frame: RoutedFrame) {
+        let sequence = frame.sequence
+        if frame.flags & Self.resyncFlag != 0, sequence > 0 { contiguous = max(contiguous, sequence - 1) }
         window.mark(sequence)
         // Frames beyond the window behind the newest can no longer arrive: stop waiting for them.
         if window.highest > ReplayWindow.size { contiguous = max(contiguous, window.highest - ReplayWindow.size) }
@@ -295,6 +308,11 @@ public struct EndToEndChannel: Sendable {
         withUnsafeBytes(of: sequence.bigEndian) { bytes += $0 }
         return try! ChaChaPoly.Nonce(data: bytes)
     }
+}
+
+extension RoutedFrame {
+    /// Sent unsealed by its source on its own link (`EndToEndChannel.directFlag`, maybe with the resync bit).
+    public var isDirect: Bool { flags & ~EndToEndChannel.resyncFlag == EndToEndChannel.directFlag }
 }
 
 /// Which sequence numbers were already accepted, within a sliding window behind the highest one.
