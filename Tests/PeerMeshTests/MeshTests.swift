@@ -157,6 +157,39 @@ struct MeshInProcess {
             await c.shutdown(); await b.shutdown(); await a.shutdown()
         }
 
+        @Test func membersThatCanReachEachOtherLinkDirectlyOnTheirOwnWithoutLosingOrReorderingTraffic() async throws {
+            let upgrade: (inout Session.Configuration) -> Void = { $0.linksDirectlyWhenReachable = true }
+            let a = try TestPeer("up-a", configure: upgrade), b = try TestPeer("up-b", configure: upgrade)
+            let c = try TestPeer("up-c", configure: upgrade)
+            try await b.join(a)
+            // C listens too, so its record tells A where to reach it.
+            _ = try await c.session.start()
+            try await c.join(b)
+            await a.waitFor(c.peerID, \.isConnected)
+            // Traffic flows while the direct link forms: frames on the relayed path are acknowledged before the
+            // channel moves to the direct link, so none is overtaken.
+            let count = 1000
+            var sawDirect = false
+            for index in 0..<count {
+                try await a.session.send(Self.payload(index), to: [c.peerID])
+                if !sawDirect, await a.session.route(to: c.peerID) == .direct { sawDirect = true }
+            }
+            #expect(await eventually {
+                let there = await a.session.route(to: c.peerID)
+                let back = await c.session.route(to: a.peerID)
+                return there == .direct && back == .direct
+            })
+            #expect(await eventually(timeout: .seconds(20)) { await c.log.receivedCount >= count })
+            #expect(await c.log.received.map(\.0) == (0..<count).map(Self.payload), "lost, duplicated or reordered")
+            // Nobody was asked to admit a member the session already had, and nobody saw C leave or rejoin.
+            #expect(await a.log.invitations.map(\.peer) == [b.peerID])
+            #expect(await c.log.invitations.isEmpty)
+            let aEvents = await a.log.events.compactMap { if case .peerChanged(let p, let s) = $0, p == c.peerID { s } else { nil } }
+            #expect(aEvents == [.connected])
+            for peer in [a, b, c] { #expect(await peer.log.orderViolations.isEmpty) }
+            await c.shutdown(); await b.shutdown(); await a.shutdown()
+        }
+
         /// Drops every routed frame from one member while told to (a relay that loses what it carries).
         final class Blackhole: @unchecked Sendable {
             private let lock = NSLock()

@@ -145,7 +145,8 @@ public final class Session: Sendable {
         }
     }
 
-    private static func endpoints(for address: SocketAddress, port: UInt16) throws(PeerMeshError) -> [ConnectionData.Endpoint] {
+    /// The addresses a listener on `address` can be reached at (every interface's for a wildcard address, loopback last).
+    static func endpoints(for address: SocketAddress, port: UInt16) throws(PeerMeshError) -> [ConnectionData.Endpoint] {
         var hosts: [SocketAddress] = []
         if let ip = address.ipAddress, ip != "0.0.0.0", ip != "::" {
             hosts = [address]

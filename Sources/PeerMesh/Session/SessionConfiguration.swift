@@ -42,6 +42,10 @@ extension Session {
         var frameHook: (@Sendable (Frame) -> Frame)?
         /// Tests only: what this member, as a relay, forwards instead of each routed frame (to tamper, drop, replay).
         var relayHook: (@Sendable (RoutedFrame) -> [RoutedFrame])?
+        /// Whether members reached through others are also linked to directly when one of the addresses they
+        /// publish in the session answers (the relayed path stays as the fallback). Tests that simulate separate
+        /// networks on one loopback turn it off.
+        public var linksDirectlyWhenReachable = true
         /// The hop limit of the routed frames we originate: paths longer than this are not used.
         public var maximumHops: UInt8 = 64
 

@@ -93,7 +93,8 @@ extension SessionCore {
     private func publishOwnRecord() {
         let (version, neighbors) = mesh.publish(now: .now())
         guard let record = try? LinkStateRecord.signed(by: localIdentity, version: version, neighbors: neighbors,
-                                                      sessionKey: Array(endToEndKey.publicKey.rawRepresentation)) else { return }
+                                                      sessionKey: Array(endToEndKey.publicKey.rawRepresentation),
+                                                      endpoints: listeningEndpoints) else { return }
         ownRecord = record
         meshCounters.recordsPublished += 1
         for link in memberLinks.values { link.enqueue(.linkState(record), on: .control) }
@@ -107,9 +108,10 @@ extension SessionCore {
             let why = peer == lostPeer ? reason : PeerMeshError(
                 .peerDisconnected, "No path to \(peer) remains: the members that relayed for it left or were cut off."
             )
-            abandonChannel(to: peer, reason: why ?? PeerMeshError(.peerDisconnected, "\(peer) left the session."))
             transfers.peerDisconnected(peer)
             announced[key] = nil
+            // After the transfers let go, so nothing they send on the way out is left waiting for a path.
+            abandonChannel(to: peer, reason: why ?? PeerMeshError(.peerDisconnected, "\(peer) left the session."))
             remoteFragmenters[key] = nil
             remoteReassemblers[key] = nil
             publishRoster()
@@ -129,11 +131,39 @@ extension SessionCore {
             transfers.peerConnected(peer)
         }
         rerouteChannels()
+        linkDirectlyWhereReachable()
+    }
+
+    // MARK: Direct upgrade
+
+    /// Tries a direct link to each member we reach only through others and that publishes where it listens. Of
+    /// two members that both listen, the one with the smaller key ID dials, so they do not cross; failures back
+    /// off (2 s doubling to 64 s) and the relayed path simply stays.
+    private func linkDirectlyWhereReachable() {
+        guard sessionConfiguration.linksDirectlyWhenReachable, !isClosed else { return }
+        let me = localIdentity.peerID.keyID
+        let now = NIODeadline.now()
+        for (key, peer) in announced where memberLinks[peer] == nil {
+            guard memberLinks.count + 1 < sessionConfiguration.maximumPeers else { return }
+            let endpoints = mesh.endpoints(of: key)
+            guard !endpoints.isEmpty, listeningEndpoints.isEmpty || me.lexicographicallyPrecedes(key),
+                  (nextDirectAttempt[key]?.at ?? now) <= now,
+                  let data = try? ConnectionData(peerID: peer, encryption: sessionEncryption, endpoints: endpoints) else { continue }
+            let backoff = min((nextDirectAttempt[key]?.backoff ?? .seconds(1)) * 2, .seconds(64))
+            nextDirectAttempt[key] = (.now() + .seconds(3600), backoff)
+            let invitation = Frame.Invitation(timeoutMilliseconds: 10_000, context: [])
+            connect(to: data, invitation: invitation, connectTimeout: .seconds(3)).whenComplete { [self] result in
+                switch result {
+                case .success: nextDirectAttempt[key] = nil
+                case .failure: nextDirectAttempt[key] = (.now() + backoff, backoff)
+                }
+            }
+        }
     }
 
     /// After the roster changed, moves every channel whose first hop changed to its new path.
     private func rerouteChannels() {
-        for key in Array(channelLinks.keys) where announced[key] != nil { drainParked(to: key) }
+        for key in Set(channelLinks.keys).union(parked.keys) where announced[key] != nil { drainParked(to: key) }
     }
 
     /// Acknowledges what we opened, at most every 10 ms per sender (the acknowledgement is cumulative).

@@ -47,6 +47,9 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     var ackProgress: [[UInt8]: NIODeadline] = [:]
     var retransmissions: [[UInt8]: Int] = [:]
     var retransmissionTask: RepeatedTask?
+    /// Where we listen, published in our record; and when we may next try to link directly to each member.
+    var listeningEndpoints: [ConnectionData.Endpoint] = []
+    var nextDirectAttempt: [[UInt8]: (at: NIODeadline, backoff: TimeAmount)] = [:]
     var sessionEncryption: EncryptionPreference { encryption }
     var localIdentity: LocalIdentity { identity.local }
     var sessionConfiguration: Session.Configuration { configuration }
@@ -101,6 +104,11 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
                 listener = channel
                 guard let address = channel.localAddress else {
                     throw PeerMeshError(.listenFailed, "The listener has no local address.")
+                }
+                // Members learn where we listen from our record, to link to us directly.
+                if let port = address.port, let endpoints = try? Session.endpoints(for: address, port: UInt16(port)) {
+                    listeningEndpoints = endpoints
+                    if !memberLinks.isEmpty { directLinksChanged(newLink: nil) }
                 }
                 return address
             }
@@ -261,6 +269,12 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     func link(_ link: LinkHandler, receivedInvitationFrom peer: VerifiedPeer, context: [UInt8], deadline: NIODeadline) {
         if isFull {
             link.invitationDecision(.sessionFull)
+            return
+        }
+        // A member already admitted through others asks for a direct link: the session already holds it, so the
+        // app is not asked again (its certificate handler was, for this connection).
+        if configuration.linksDirectlyWhenReachable, announced[peer.peerID.keyID] != nil {
+            link.invitationDecision(.accept)
             return
         }
         let box = NIOLoopBound(link, eventLoop: loop)

@@ -21,13 +21,18 @@ public struct LinkStateRecord: Hashable, Sendable {
     public var neighbors: [[UInt8]]
     /// The origin's ephemeral X25519 public key for end-to-end protection of routed frames (32 bytes).
     public var sessionKey: [UInt8]
+    /// Where the origin accepts connections (at most `ConnectionData.maximumEndpoints`): members that can reach
+    /// one of them link to it directly instead of through relays.
+    public var endpoints: [ConnectionData.Endpoint]
     /// ECDSA P-256 signature (raw r‖s, 64 bytes) over `signedBytes`.
     public var signature: [UInt8]
 
     /// Creates a record as read from the wire (unverified).
-    public init(originKeyDER: [UInt8], displayName: String, version: UInt64, neighbors: [[UInt8]], sessionKey: [UInt8], signature: [UInt8]) {
+    public init(originKeyDER: [UInt8], displayName: String, version: UInt64, neighbors: [[UInt8]], sessionKey: [UInt8],
+                endpoints: [ConnectionData.Endpoint] = [], signature: [UInt8]) {
         self.originKeyDER = originKeyDER
         self.sessionKey = sessionKey
+        self.endpoints = endpoints
         self.displayName = displayName
         self.version = version
         self.neighbors = neighbors
@@ -36,30 +41,38 @@ public struct LinkStateRecord: Hashable, Sendable {
 
     /// Our own record, signed with our identity key.
     public static func signed(by identity: LocalIdentity, version: UInt64, neighbors: [[UInt8]],
-                              sessionKey: [UInt8] = [UInt8](repeating: 0, count: 32)) throws -> LinkStateRecord {
+                              sessionKey: [UInt8] = [UInt8](repeating: 0, count: 32), endpoints: [ConnectionData.Endpoint] = []) throws -> LinkStateRecord {
         var record = LinkStateRecord(
             originKeyDER: Array(identity.privateKey.publicKey.derRepresentation), displayName: identity.displayName,
-            version: version, neighbors: neighbors.sorted { $0.lexicographicallyPrecedes($1) }, sessionKey: sessionKey, signature: []
+            version: version, neighbors: neighbors.sorted { $0.lexicographicallyPrecedes($1) }, sessionKey: sessionKey,
+            endpoints: Array(endpoints.prefix(ConnectionData.maximumEndpoints)), signature: []
         )
         record.signature = Array(try identity.privateKey.signature(for: record.signedBytes).rawRepresentation)
         return record
     }
 
-    /// The bytes the origin signs: a label, the key, the name, the version and the neighbours.
+    /// The bytes the origin signs: a label, the key, the name, the version, the neighbours, the session key and
+    /// the endpoints (so a relay cannot point members at an address of its choosing).
     public var signedBytes: [UInt8] {
-        var out = Array("PeerMesh-linkstate-v1".utf8)
+        var out = Array("PeerMesh-linkstate-v2".utf8)
         out += Array(SHA256.hash(data: originKeyDER))
         out.append(UInt8(truncatingIfNeeded: displayName.utf8.count))
         out += Array(displayName.utf8)
         withUnsafeBytes(of: version.bigEndian) { out += $0 }
         for neighbor in neighbors { out += neighbor }
         out += sessionKey
+        out.append(UInt8(truncatingIfNeeded: endpoints.count))
+        for endpoint in endpoints {
+            out.append(UInt8(endpoint.address.count))
+            out += endpoint.address
+            withUnsafeBytes(of: endpoint.port.bigEndian) { out += $0 }
+        }
         return out
     }
 
     /// The origin's PeerID if the record is well formed and its signature verifies; nil otherwise.
     public func verifiedOrigin() -> PeerID? {
-        guard neighbors.count <= Self.maximumNeighbors, sessionKey.count == 32,
+        guard neighbors.count <= Self.maximumNeighbors, sessionKey.count == 32, endpoints.count <= ConnectionData.maximumEndpoints,
               neighbors.allSatisfy({ $0.count == PeerID.keyIDLength }),
               let key = try? P256.Signing.PublicKey(derRepresentation: originKeyDER),
               let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),

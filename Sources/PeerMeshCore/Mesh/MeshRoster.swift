@@ -149,6 +149,9 @@ public struct MeshRoster: Sendable {
     /// The ephemeral X25519 key in this member's latest record (for `EndToEndChannel`).
     public func sessionKey(of keyID: [UInt8]) -> [UInt8]? { entries[keyID]?.record.sessionKey }
 
+    /// Where this member accepts connections, from its latest record.
+    public func endpoints(of keyID: [UInt8]) -> [ConnectionData.Endpoint] { entries[keyID]?.record.endpoints ?? [] }
+
     /// The member with this key ID, if reachable.
     public func member(_ keyID: [UInt8]) -> PeerID? { routes[keyID]?.peer }
 

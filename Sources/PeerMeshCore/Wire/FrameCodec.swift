@@ -49,6 +49,12 @@ extension Frame {
             buffer.writeInteger(UInt16(truncatingIfNeeded: record.neighbors.count))
             for neighbor in record.neighbors { buffer.writeBytes(neighbor) }
             buffer.writeBytes(record.sessionKey)
+            buffer.writeInteger(UInt8(truncatingIfNeeded: record.endpoints.count))
+            for endpoint in record.endpoints {
+                buffer.writeInteger(UInt8(endpoint.address.count == 4 ? 4 : 6))
+                buffer.writeBytes(endpoint.address)
+                buffer.writeInteger(endpoint.port)
+            }
             buffer.writeBytes(record.signature)
         case .routed(let routed):
             buffer.writeBytes(routed.source)
@@ -162,9 +168,23 @@ extension Frame {
             var neighbors: [[UInt8]] = []
             for _ in 0..<count { neighbors.append(try body.readBytesOrThrow(PeerID.keyIDLength, "link-state neighbour")) }
             let sessionKey = try body.readBytesOrThrow(32, "link-state session key")
+            let endpointCount = try body.readOrThrow(UInt8.self, "link-state endpoint count")
+            guard endpointCount <= ConnectionData.maximumEndpoints else {
+                throw violation("link-state record lists \(endpointCount) endpoints (at most \(ConnectionData.maximumEndpoints))")
+            }
+            var endpoints: [ConnectionData.Endpoint] = []
+            for _ in 0..<endpointCount {
+                let family = try body.readOrThrow(UInt8.self, "link-state endpoint family")
+                guard family == 4 || family == 6 else { throw violation("link-state endpoint family \(family) (must be 4 or 6)") }
+                let address = try body.readBytesOrThrow(family == 4 ? 4 : 16, "link-state endpoint address")
+                let port = try body.readOrThrow(UInt16.self, "link-state endpoint port")
+                do { endpoints.append(try ConnectionData.Endpoint(address: address, port: port)) } catch {
+                    throw violation("link-state endpoint: \(error.message)")
+                }
+            }
             let signature = try body.readBytesOrThrow(64, "link-state signature")
             return .linkState(LinkStateRecord(originKeyDER: key, displayName: name, version: version, neighbors: neighbors,
-                                              sessionKey: sessionKey, signature: signature))
+                                              sessionKey: sessionKey, endpoints: endpoints, signature: signature))
         case .routed:
             let source = try body.readBytesOrThrow(PeerID.keyIDLength, "routed source")
             let destination = try body.readBytesOrThrow(PeerID.keyIDLength, "routed destination")

@@ -81,6 +81,9 @@ final class TestPeer: Sendable {
     ) throws {
         var configuration = Session.Configuration()
         configuration.listenHost = "127.0.0.1"
+        // Every test peer shares loopback, so every member could reach every other: tests build their topology
+        // explicitly with connect(to:), and the direct-upgrade tests turn this back on.
+        configuration.linksDirectlyWhenReachable = false
         configure(&configuration)
         let identity = try Identity.generate(displayName: name)
         session = try Session(identity: identity, encryption: encryption, configuration: configuration, tlsIdentity: tlsIdentity ?? identity)
