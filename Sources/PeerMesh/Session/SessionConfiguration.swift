@@ -41,7 +41,8 @@ extension Session {
         /// Tests only: rewrites every outgoing frame (to corrupt a chunk on the wire).
         var frameHook: (@Sendable (Frame) -> Frame)?
         /// Tests only: what this member, as a relay, forwards instead of each routed frame (to tamper, drop, replay).
-        var relayHook: (@Sendable (RoutedFrame) -> [RoutedFrame])?
+        /// `package` so the test peer executable (`peermesh-meshpeer`) can install it in another process.
+        package var relayHook: (@Sendable (RoutedFrame) -> [RoutedFrame])?
         /// The hop limit of the routed frames we originate: paths longer than this are not used.
         public var maximumHops: UInt8 = 64
 
