@@ -53,12 +53,14 @@ enum MeshPayload {
     }
 }
 
+/// Lower-case hex, as the tests compare digests.
 func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
 /// One JSON object per line, written whole under a lock so lines from concurrent tasks never interleave.
 enum Output {
     private static let lock = Mutex(())
 
+    /// Prints `fields` as one line of JSON (keys sorted, so a test can match fragments).
     static func emit(_ fields: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return }
         lock.withLock { _ in FileHandle.standardOutput.write(data + Data("\n".utf8)) }
@@ -86,6 +88,7 @@ struct Ledger {
     /// added, altered or reordered.
     var hasher = SHA256()
 
+    /// Judges one delivery from `sender` and adds it to the record.
     mutating func record(_ data: Data, from sender: String) {
         delivered += 1
         MeshPayload.add(data, to: &hasher)
@@ -118,6 +121,7 @@ final class Tamperer: Sendable {
 
     init(forger: [UInt8]) { self.forger = forger }
 
+    /// The relay hook: what to forward instead of `frame` (itself, an altered copy, or itself twice).
     func hook(_ frame: RoutedFrame) -> [RoutedFrame] {
         // End-to-end acknowledgements flow the other way; only data frames are tampered with and counted.
         if frame.flags & EndToEndChannel.ackFlag != 0 { return [frame] }
@@ -248,6 +252,7 @@ final class Peer: Sendable {
         return hex(hasher.finalize())
     }
 
+    /// The member named `name`; commands name members by display name (unique within a test).
     func member(_ name: String) throws -> PeerID {
         guard let peer = session.connectedPeers.first(where: { $0.displayName == name }) else {
             throw Failure("\(name) is not a member (members: \(session.connectedPeers.map(\.displayName)))")
@@ -390,6 +395,7 @@ final class Peer: Sendable {
         return ["event": "joined", "peer": member.displayName, "found": found.withLock { $0 }]
     }
 
+    /// Leaves the session (others see us go at once) and exits 0.
     func quit() async {
         advertiser.withLock { $0 }?.stop()
         await session.disconnect()
@@ -421,6 +427,7 @@ func inputLines() -> AsyncStream<String> {
     return lines
 }
 
+/// Parses the arguments, starts the session, then runs commands until `quit` or the end of input.
 func main() async {
     var arguments: [String: String] = [:], tamper = false
     var remaining = CommandLine.arguments.dropFirst()

@@ -37,6 +37,7 @@ struct MeshProcessTests {
             return subnet
         }
 
+        /// Starts member `name` on `host`; it is quit at tear-down.
         func peer(_ name: String, on host: String, extra: [String] = []) async throws -> MeshPeerProcess {
             let peer = try await MeshPeerProcess(name, on: host, hosts: hosts, serviceType: serviceType, downloads: scratch.base, extra: extra)
             peers.append(peer)
@@ -99,6 +100,7 @@ struct MeshProcessTests {
         return (alice, bob, carol)
     }
 
+    /// Lower-case hex, as the peers print digests.
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     /// Asserts that `ledger` is exactly `count` genuine messages, each once, in order, with the sender's digest.
@@ -110,6 +112,7 @@ struct MeshProcessTests {
         #expect(ledger.sha256 == digest, "\(what): what arrived differs from what was sent")
     }
 
+    /// A and C share no network; everything between them goes through B, checked at each receiver.
     @Test func aAndCExchangeMessagesAFileAndAStreamThroughB() async throws {
         try await Cluster.run { cluster in
             let (alice, bob, carol) = try await Self.line(cluster)

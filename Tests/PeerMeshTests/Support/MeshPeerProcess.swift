@@ -7,6 +7,7 @@ import Synchronization
 final class MeshPeerProcess: Sendable {
     /// The member's display name (names are unique within a test, so commands name members by it).
     let name: String
+    /// The process (its PID is the member's: `testhost exec` execs it, so SIGKILL reaches the member itself).
     let child: Spawned
     private let nextID = Mutex(0)
 
@@ -136,6 +137,7 @@ struct MeshPeerLine: Decodable, Sendable {
         var kinds: [String: Int]
     }
 
+    /// Parses one output line.
     static func decode(_ line: String) throws -> MeshPeerLine {
         try JSONDecoder().decode(MeshPeerLine.self, from: Data(line.utf8))
     }
