@@ -69,6 +69,16 @@ let package = Package(
         ),
         // Drives the far side of the multi-host discovery tests from inside another test host.
         .executableTarget(name: "peermesh-avahi-probe", dependencies: ["PeerMeshAvahi"]),
+        // One session member per process, driven by line commands, for the mesh tests on real test hosts.
+        .executableTarget(
+            name: "peermesh-meshpeer",
+            dependencies: [
+                "PeerMesh",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/PeerMeshMeshPeer"
+        ),
         // Test hosts (network namespaces) and child processes, shared by the test targets.
         .target(name: "PeerMeshTestSupport", path: "Tests/PeerMeshTestSupport"),
         .testTarget(name: "PeerMeshAvahiTests", dependencies: ["PeerMeshAvahi", "PeerMeshTestSupport", "peermesh-avahi-probe"]),
@@ -78,6 +88,7 @@ let package = Package(
                 "PeerMesh",
                 "PeerMeshCore",
                 "PeerMeshTestSupport",
+                "peermesh-meshpeer",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),

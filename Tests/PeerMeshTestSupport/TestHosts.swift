@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where the integration tests run and what they use.
 public enum TestEnv {
@@ -41,13 +44,29 @@ public final class Spawned: @unchecked Sendable {
     public let pid: pid_t
     private let outputPath: String
     private let status = Mutex<Int32?>(nil)
+    /// Our end of the child's standard input when it was started with `input: true` (else -1).
+    private let input = Mutex<Int32>(-1)
 
-    public init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `arguments` (searched in PATH). Standard input is /dev/null, or with `input: true` a socket that
+    /// `send(line:)` writes to (a socket, not a pipe, so a write to a child that died fails instead of raising
+    /// SIGPIPE in the test runner).
+    public init(_ arguments: [String], environment: [String: String] = [:], input withInput: Bool = false) throws {
         outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("pmspawn-\(TestEnv.tag())").path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // Close-on-exec on both ends: only the dup2'd copy (fd 0 of this child) survives the exec, so no other
+        // child keeps the socket open and the child sees end of input when we close our end.
+        var ends: [Int32] = [-1, -1]
+        if withInput {
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+                throw SpawnError(message: "socketpair: errno \(errno)")
+            }
+            posix_spawn_file_actions_adddup2(&actions, ends[1], 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        defer { if ends[1] >= 0 { close(ends[1]) } }
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var attributes = posix_spawnattr_t()
@@ -66,11 +85,41 @@ public final class Spawned: @unchecked Sendable {
         defer { (argv + envp).forEach { free($0) } }
         var child: pid_t = 0
         let result = posix_spawnp(&child, arguments[0], &actions, &attributes, &argv, &envp)
-        guard result == 0 else { throw SpawnError(message: "spawning \(arguments[0]): error \(result)") }
+        guard result == 0 else {
+            if ends[0] >= 0 { close(ends[0]) }
+            throw SpawnError(message: "spawning \(arguments[0]): error \(result)")
+        }
         pid = child
+        input.withLock { $0 = ends[0] }
+    }
+
+    /// Writes `line` and a newline to the child's standard input (started with `input: true`); throws when the
+    /// child is gone or its input was closed.
+    public func send(line: String) throws {
+        try input.withLock { fd in
+            guard fd >= 0 else { throw SpawnError(message: "the child's input is closed (or it was started without input: true)") }
+            var bytes = Array((line + "\n").utf8)[...]
+            while !bytes.isEmpty {
+                let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw SpawnError(message: "writing to the child's input: errno \(errno)")
+                }
+                bytes = bytes.dropFirst(written)
+            }
+        }
+    }
+
+    /// Closes the child's standard input: it reads end of file.
+    public func closeInput() {
+        input.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
     }
 
     deinit {
+        closeInput()
         if exitStatus == nil {
             // Nobody can wait for this process any more: kill it and reap it on a thread that does not hold `self`.
             let pid = self.pid

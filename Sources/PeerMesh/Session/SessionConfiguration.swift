@@ -41,7 +41,8 @@ extension Session {
         /// Tests only: rewrites every outgoing frame (to corrupt a chunk on the wire).
         var frameHook: (@Sendable (Frame) -> Frame)?
         /// Tests only: what this member, as a relay, forwards instead of each routed frame (to tamper, drop, replay).
-        var relayHook: (@Sendable (RoutedFrame) -> [RoutedFrame])?
+        /// `package` so the test peer executable (`peermesh-meshpeer`) can install it in another process.
+        package var relayHook: (@Sendable (RoutedFrame) -> [RoutedFrame])?
         /// Whether members reached through others are also linked to directly when one of the addresses they
         /// publish in the session answers (the relayed path stays as the fallback). Tests that simulate separate
         /// networks on one loopback turn it off.

@@ -1,0 +1,454 @@
+// peermesh-meshpeer: one member of a PeerMesh session in a process of its own, for the mesh tests on real test
+// hosts (Tests/PeerMeshTests/MeshProcessTests.swift). It runs on a host through `Scripts/testhost exec`, reads one
+// command per line on standard input and prints one JSON object per line on standard output, so a test can drive
+// several real processes in several network namespaces and assert what each one observed.
+//
+//   peermesh-meshpeer --name NAME --service-type TYPE --downloads DIR [--encryption required|optional|none] [--tamper]
+//
+// A command is `ID VERB ARGS...`; its reply carries `"id":"ID"` (and `"event":"error"` with a message when it failed).
+//   advertise                              publish the session on the service type (others can join through us)
+//   join NAME SECONDS                      browse; invite the first peer found named NAME (bounded by SECONDS)
+//   route NAME                             "direct", "via:X" or "none"
+//   send NAME COUNT reliable|unreliable [KILLAT PID]
+//                                          COUNT numbered messages (`MeshPayload.message`); with KILLAT, SIGKILL PID
+//                                          just before message KILLAT (a kill between two sends, which a test
+//                                          polling the output could not time). Replies with the SHA-256 of what it sent.
+//   file NAME PATH                         send a file; reply once the receiver verified it
+//   stream NAME STREAM CHUNKS              open STREAM to NAME and write CHUNKS numbered chunks (`MeshPayload.chunk`)
+//   stats                                  members, mesh counters, what arrived from each sender, what was tampered
+//   quit                                   leave the session and exit 0 (so does the end of standard input)
+// Unprompted: ready, advertised, peer (state changes), file / file-failed (received), stream (received), tampered.
+import Crypto
+import Foundation
+import NIOCore
+import PeerMesh
+import Synchronization
+
+/// What the test and this peer agree on: the exact bytes of every message and stream chunk, so the receiver can
+/// tell a genuine delivery (and its index) from a forged or altered one without being told what was sent.
+enum MeshPayload {
+    /// Message `index` from the member named `sender`: its index, its sender's name, and a body of varying length.
+    static func message(_ index: Int, from sender: String) -> Data {
+        Data("m \(index) \(sender) ".utf8) + Data(repeating: UInt8(index % 251), count: index % 500)
+    }
+
+    /// The index a genuine message from `sender` carries, or nil when the bytes are not exactly such a message.
+    static func index(of data: Data, from sender: String) -> Int? {
+        let fields = data.prefix(80).split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
+        guard fields.count >= 3, fields[0] == Data("m".utf8)[...],
+              let index = Int(String(decoding: fields[1], as: UTF8.self)), index >= 0,
+              message(index, from: sender) == data else { return nil }
+        return index
+    }
+
+    /// Stream chunk `index`.
+    static func chunk(_ index: Int) -> Data {
+        Data("chunk \(index);".utf8) + Data(repeating: UInt8(index % 251), count: 1000)
+    }
+
+    /// Hashes `data` into a running digest of a sequence, length first so the boundaries count too.
+    static func add(_ data: Data, to hasher: inout SHA256) {
+        withUnsafeBytes(of: UInt32(data.count).bigEndian) { hasher.update(bufferPointer: $0) }
+        hasher.update(data: data)
+    }
+}
+
+/// Lower-case hex, as the tests compare digests.
+func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+/// One JSON object per line, written whole under a lock so lines from concurrent tasks never interleave.
+enum Output {
+    private static let lock = Mutex(())
+
+    /// Prints `fields` as one line of JSON (keys sorted, so a test can match fragments).
+    static func emit(_ fields: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return }
+        lock.withLock { _ in FileHandle.standardOutput.write(data + Data("\n".utf8)) }
+    }
+}
+
+/// What arrived from one sender, judged message by message as it arrived.
+struct Ledger {
+    /// Every message delivered from this sender, genuine or not.
+    var delivered = 0
+    /// Deliveries that are exactly a message the sender could have sent (`MeshPayload.message`).
+    var genuine = 0
+    /// Deliveries that are not (altered, forged, or attributed to the wrong sender).
+    var forged = 0
+    /// Genuine messages delivered a second time.
+    var duplicates = 0
+    /// Genuine messages delivered after a later one.
+    var reordered = 0
+    /// Indices skipped between consecutive genuine messages (losses; expected only for unreliable sends).
+    var gaps = 0
+    /// The highest index delivered.
+    var last = -1
+    var seen = Set<Int>()
+    /// SHA-256 over every delivery in order (length-prefixed): equals the sender's digest iff nothing was lost,
+    /// added, altered or reordered.
+    var hasher = SHA256()
+
+    /// Judges one delivery from `sender` and adds it to the record.
+    mutating func record(_ data: Data, from sender: String) {
+        delivered += 1
+        MeshPayload.add(data, to: &hasher)
+        guard let index = MeshPayload.index(of: data, from: sender) else { forged += 1; return }
+        genuine += 1
+        if seen.contains(index) { duplicates += 1; return }
+        seen.insert(index)
+        if index < last { reordered += 1; return }
+        gaps += index - last - 1
+        last = index
+    }
+
+    var json: [String: Any] {
+        ["delivered": delivered, "genuine": genuine, "forged": forged, "duplicates": duplicates, "reordered": reordered,
+         "gaps": gaps, "last": last, "sha256": hex(hasher.finalize())]
+    }
+}
+
+/// A relay that tampers with every second data frame it forwards, cycling through four attacks, and counts them.
+/// Mirrors `TamperingRelayTests.Tamperer` in MeshTests.swift, here in a real relay process.
+final class Tamperer: Sendable {
+    private struct State {
+        var handled = 0
+        var previous: RoutedFrame?
+        var kinds: [String: Int] = [:]
+    }
+    private let state = Mutex(State())
+    /// The key ID written as the origin of re-labelled frames: the relay's own, another member of the session.
+    let forger: [UInt8]
+
+    init(forger: [UInt8]) { self.forger = forger }
+
+    /// The relay hook: what to forward instead of `frame` (itself, an altered copy, or itself twice).
+    func hook(_ frame: RoutedFrame) -> [RoutedFrame] {
+        // End-to-end acknowledgements flow the other way; only data frames are tampered with and counted.
+        if frame.flags & EndToEndChannel.ackFlag != 0 { return [frame] }
+        let (out, kind) = state.withLock { state -> ([RoutedFrame], String?) in
+            state.handled += 1
+            defer { state.previous = frame }
+            guard state.handled % 2 == 0 else { return ([frame], nil) }
+            switch (state.handled / 2) % 4 {
+            case 0:
+                var flipped = frame
+                var bytes = Array(frame.payload.readableBytesView)
+                bytes[bytes.count / 2] ^= 0x10
+                flipped.payload = ByteBuffer(bytes: bytes)
+                state.kinds["flip", default: 0] += 1
+                return ([flipped], "flip")
+            case 1:
+                var relabelled = frame
+                relabelled.source = forger
+                state.kinds["origin", default: 0] += 1
+                return ([relabelled], "origin")
+            case 2:
+                state.kinds["replay", default: 0] += 1
+                return ([frame, frame], "replay") // the original, then its replay
+            default:
+                guard var spliced = state.previous else { return ([frame], nil) }
+                spliced.payload = frame.payload // the previous header on this frame's payload
+                state.kinds["splice", default: 0] += 1
+                return ([spliced], "splice")
+            }
+        }
+        if let kind { Output.emit(["event": "tampered", "kind": kind, "sequence": Int(frame.sequence)]) }
+        return out
+    }
+
+    var json: [String: Any] {
+        state.withLock { state in
+            ["handled": state.handled, "tampered": state.kinds.values.reduce(0, +), "replays": state.kinds["replay"] ?? 0,
+             "kinds": state.kinds]
+        }
+    }
+}
+
+/// The member: a session, its discovery, and what it observed.
+final class Peer: Sendable {
+    let name: String
+    let serviceType: String
+    let session: Session
+    let tamperer: Tamperer?
+    private let ledgers = Mutex<[String: Ledger]>([:])
+    private let advertiser = Mutex<Advertiser?>(nil)
+
+    init(arguments: [String: String], tamper: Bool) throws {
+        guard let name = arguments["name"], let serviceType = arguments["service-type"], let downloads = arguments["downloads"] else {
+            throw Failure("usage: peermesh-meshpeer --name NAME --service-type TYPE --downloads DIR [--encryption E] [--tamper]")
+        }
+        self.name = name
+        self.serviceType = serviceType
+        let identity = try Identity.generate(displayName: name)
+        let tamperer = tamper ? Tamperer(forger: identity.peerID.keyID) : nil
+        self.tamperer = tamperer
+        var configuration = Session.Configuration()
+        configuration.receivingDirectory = URL(fileURLWithPath: downloads, isDirectory: true)
+        if let tamperer { configuration.relayHook = { tamperer.hook($0) } }
+        let encryption: EncryptionPreference = switch arguments["encryption"] {
+        case "none": .none
+        case "optional": .optional
+        default: .required
+        }
+        session = try Session(identity: identity, encryption: encryption, configuration: configuration)
+    }
+
+    /// Follows the session's events (its only reader): accepts every invitation, records messages, files and streams.
+    func follow() async {
+        for await event in session.events {
+            switch event {
+            case .invitation(let invitation):
+                try? invitation.accept()
+            case .peerChanged(let peer, let state):
+                var fields: [String: Any] = ["event": "peer", "peer": peer.displayName, "state": "\(state)"]
+                if case .notConnected(let reason?) = state { fields["reason"] = reason.message }
+                Output.emit(fields)
+            case .received(let data, let peer):
+                ledgers.withLock { $0[peer.displayName, default: Ledger()].record(data, from: peer.displayName) }
+            case .resourceStarted:
+                break
+            case .resourceFinished(let file, let peer, .success(let url)):
+                let digest = (try? Self.sha256(of: url)) ?? "unreadable"
+                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? -1
+                Output.emit(["event": "file", "from": peer.displayName, "name": file, "path": url.path, "bytes": size, "sha256": digest])
+            case .resourceFinished(let file, let peer, .failure(let error)):
+                Output.emit(["event": "file-failed", "from": peer.displayName, "name": file, "message": error.message])
+            case .streamOpened(let stream, let peer, let bytes):
+                Task { await Self.read(stream, from: peer.displayName, bytes: bytes) }
+            case .incomingConnectionFailed(let peer, let error):
+                Output.emit(["event": "connection-failed", "peer": peer?.displayName ?? "", "message": error.message])
+            }
+        }
+    }
+
+    /// Reads a stream to its end and reports its digest and whether it was exactly chunks 0, 1, 2... in order.
+    static func read(_ stream: String, from sender: String, bytes: ByteStream) async {
+        var hasher = SHA256(), total = 0, chunks = 0, pending = Data(), wellFormed = true
+        do {
+            for try await data in bytes {
+                hasher.update(data: data)
+                total += data.count
+                pending += data
+                while wellFormed {
+                    let expected = MeshPayload.chunk(chunks)
+                    guard pending.count >= expected.count else { break }
+                    if pending.prefix(expected.count) != expected { wellFormed = false; break }
+                    pending = Data(pending.dropFirst(expected.count))
+                    chunks += 1
+                }
+            }
+            Output.emit(["event": "stream", "from": sender, "name": stream, "bytes": total, "chunks": chunks,
+                         "inOrder": wellFormed && pending.isEmpty, "sha256": hex(hasher.finalize())])
+        } catch {
+            Output.emit(["event": "stream-failed", "from": sender, "name": stream, "bytes": total, "message": "\(error)"])
+        }
+    }
+
+    static func sha256(of url: URL) throws -> String {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty { hasher.update(data: data) }
+        return hex(hasher.finalize())
+    }
+
+    /// The member named `name`; commands name members by display name (unique within a test).
+    func member(_ name: String) throws -> PeerID {
+        guard let peer = session.connectedPeers.first(where: { $0.displayName == name }) else {
+            throw Failure("\(name) is not a member (members: \(session.connectedPeers.map(\.displayName)))")
+        }
+        return peer
+    }
+
+    // MARK: Commands
+
+    /// Runs one command line and prints its reply.
+    func handle(_ line: String) async {
+        let words = line.split(separator: " ").map(String.init)
+        guard words.count >= 2 else { return Output.emit(["event": "error", "id": words.first ?? "", "message": "no verb"]) }
+        let id = words[0], verb = words[1], args = Array(words.dropFirst(2))
+        let started = ContinuousClock.now
+        do {
+            var reply = try await run(verb, args)
+            reply["id"] = id
+            let elapsed = ContinuousClock.now - started
+            reply["seconds"] = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            Output.emit(reply)
+        } catch {
+            let message = (error as? PeerMeshError)?.message ?? "\(error)"
+            Output.emit(["event": "error", "id": id, "verb": verb, "message": message])
+        }
+    }
+
+    private func run(_ verb: String, _ args: [String]) async throws -> [String: Any] {
+        switch (verb, args.count) {
+        case ("advertise", 0):
+            let advertiser = try Advertiser(session: session, serviceType: serviceType)
+            self.advertiser.withLock { $0 = advertiser }
+            Task {
+                for await event in advertiser.events {
+                    if case .published(let instance) = event { Output.emit(["event": "advertised", "instance": instance]) }
+                }
+            }
+            try await advertiser.start()
+            return ["event": "advertising"]
+        case ("join", 2):
+            guard let seconds = Double(args[1]) else { throw Failure("join NAME SECONDS") }
+            return try await join(args[0], within: .milliseconds(Int64(seconds * 1000)))
+        case ("route", 1):
+            let peer = try member(args[0])
+            let route: String = switch await session.route(to: peer) {
+            case .direct?: "direct"
+            case .via(let relay)?: "via:\(relay.displayName)"
+            case nil: "none"
+            }
+            return ["event": "route", "peer": args[0], "route": route]
+        case ("send", 3), ("send", 5):
+            let peer = try member(args[0])
+            guard let count = Int(args[1]), ["reliable", "unreliable"].contains(args[2]) else { throw Failure("send NAME COUNT reliable|unreliable [KILLAT PID]") }
+            let kill = args.count == 5 ? (Int(args[3]), pid_t(args[4])) : (nil, nil)
+            var hasher = SHA256()
+            for index in 0..<count {
+                if index == kill.0, let pid = kill.1 {
+                    Foundation.kill(pid, SIGKILL)
+                    Output.emit(["event": "killed", "pid": Int(pid), "before": index])
+                }
+                let message = MeshPayload.message(index, from: name)
+                try await session.send(message, to: [peer], mode: args[2] == "reliable" ? .reliable : .unreliable)
+                MeshPayload.add(message, to: &hasher)
+            }
+            return ["event": "sent", "to": args[0], "count": count, "sha256": hex(hasher.finalize())]
+        case ("file", 2):
+            let peer = try member(args[0])
+            let url = URL(fileURLWithPath: args[1])
+            try await session.sendResource(at: url, name: url.lastPathComponent, to: peer)
+            return ["event": "file-sent", "to": args[0], "name": url.lastPathComponent]
+        case ("stream", 3):
+            let peer = try member(args[0])
+            guard let chunks = Int(args[2]) else { throw Failure("stream NAME STREAM CHUNKS") }
+            let writer = try await session.startStream(name: args[1], to: peer)
+            var hasher = SHA256(), total = 0
+            for index in 0..<chunks {
+                let chunk = MeshPayload.chunk(index)
+                try await writer.write(chunk)
+                hasher.update(data: chunk)
+                total += chunk.count
+            }
+            try await writer.finish()
+            return ["event": "stream-sent", "to": args[0], "name": args[1], "bytes": total, "sha256": hex(hasher.finalize())]
+        case ("stats", 0):
+            let counters = await session.meshCounters
+            var fields: [String: Any] = [
+                "event": "stats",
+                "members": session.connectedPeers.map(\.displayName).sorted(),
+                "counters": ["relayed": counters.relayed, "droppedForgeries": counters.droppedForgeries,
+                             "droppedDuplicates": counters.droppedDuplicates, "droppedNoRoute": counters.droppedNoRoute,
+                             "droppedHopLimit": counters.droppedHopLimit, "retransmitted": counters.retransmitted,
+                             "invalidRecords": counters.invalidRecords],
+                "received": ledgers.withLock { $0.mapValues(\.json) },
+            ]
+            if let tamperer { fields["tamper"] = tamperer.json }
+            return fields
+        case ("quit", 0):
+            await quit()
+            return [:]
+        default:
+            throw Failure("unknown command \(verb) with \(args.count) argument(s)")
+        }
+    }
+
+    /// Browses until a peer named `name` is found and accepts our invitation; every wait is bounded by `limit`.
+    private func join(_ name: String, within limit: Duration) async throws -> [String: Any] {
+        let browser = try Browser(session: session, serviceType: serviceType)
+        try await browser.start()
+        defer { browser.stop() }
+        let deadline = ContinuousClock.now + limit
+        let found = Locked<[String]>([])
+        let failure = Locked<String?>(nil)
+        // The browser's event stream does not end on its own, so a sleeping task bounds the search.
+        let member = await withTaskGroup(of: PeerID?.self) { group in
+            group.addTask {
+                for await event in browser.events {
+                    guard case .found(let peer, _) = event else { continue }
+                    found.withLock { $0.append(peer.displayName) }
+                    guard peer.displayName == name else { continue }
+                    let remaining = max(deadline - ContinuousClock.now, .seconds(1))
+                    do {
+                        return try await browser.invite(peer, timeout: remaining)
+                    } catch {
+                        failure.withLock { $0 = (error as? PeerMeshError)?.message ?? "\(error)" }
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let member else {
+            throw Failure("could not join \(name) within the limit: \(failure.withLock { $0 } ?? "not found") (found: \(found.withLock { $0 }))")
+        }
+        return ["event": "joined", "peer": member.displayName, "found": found.withLock { $0 }]
+    }
+
+    /// Leaves the session (others see us go at once) and exits 0.
+    func quit() async {
+        advertiser.withLock { $0 }?.stop()
+        await session.disconnect()
+        Output.emit(["event": "bye"])
+        exit(0)
+    }
+}
+
+/// A value shared between tasks (a `Mutex` itself cannot be captured by an escaping closure).
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    func withLock<T>(_ body: (inout Value) -> T) -> T { mutex.withLock { body(&$0) } }
+}
+
+/// A command that could not run, with the reason.
+struct Failure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Standard input as lines, read on a thread of its own (a blocking read must not hold a concurrency thread).
+func inputLines() -> AsyncStream<String> {
+    let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+    Thread {
+        while let line = readLine() { continuation.yield(line) }
+        continuation.finish()
+    }.start()
+    return lines
+}
+
+/// Parses the arguments, starts the session, then runs commands until `quit` or the end of input.
+func main() async {
+    var arguments: [String: String] = [:], tamper = false
+    var remaining = CommandLine.arguments.dropFirst()
+    while let word = remaining.popFirst() {
+        if word == "--tamper" { tamper = true } else if word.hasPrefix("--"), let value = remaining.popFirst() { arguments[String(word.dropFirst(2))] = value }
+    }
+    let peer: Peer
+    do {
+        peer = try Peer(arguments: arguments, tamper: tamper)
+        _ = try await peer.session.start()
+    } catch {
+        Output.emit(["event": "error", "message": (error as? PeerMeshError)?.message ?? "\(error)"])
+        exit(2)
+    }
+    Task { await peer.follow() }
+    Output.emit(["event": "ready", "peer": peer.name, "key": hex(peer.session.myPeerID.keyID), "tamper": tamper])
+    // Commands run concurrently (a `stats` may be asked while a `send` is under way); the end of input leaves.
+    for await line in inputLines() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+        Task { await peer.handle(line) }
+    }
+    await peer.quit()
+}
+
+await main()

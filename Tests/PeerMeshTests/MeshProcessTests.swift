@@ -1,0 +1,236 @@
+import Foundation
+import PeerMeshTestSupport
+import Testing
+
+/// The mesh with one real process per member on real test hosts (network namespaces linked by veth pairs, no
+/// forwarding, each with its own avahi-daemon): members find each other with the library's Advertiser and
+/// Browser, and relaying, end-to-end protection and re-routing are observed from the outside, as an app would.
+/// `MeshTests.swift` covers the same behaviour in-process on loopback.
+///
+/// Serialized: each test runs three or four debug-build peers and as many avahi-daemons, which is the two cores'
+/// worth; in parallel they would measure the machine's load instead of the mesh.
+@Suite(.serialized, .enabled(if: TestEnv.insideTestHost, "needs test hosts: run Scripts/test"), .timeLimit(.minutes(2)))
+struct MeshProcessTests {
+    /// Members of one test: their hosts, their processes and a scratch directory, removed together.
+    final class Cluster: @unchecked Sendable {
+        let hosts = TestHosts()
+        let serviceType = RoomCommandTests.type()
+        let scratch: Scratch
+        private(set) var peers: [MeshPeerProcess] = []
+        private var subnets: Set<String> = []
+
+        init() throws { scratch = try Scratch() }
+
+        /// A /24 prefix no other link of this test uses.
+        func subnet() -> String {
+            var subnet = RoomCommandTests.subnet()
+            while subnets.contains(subnet) { subnet = RoomCommandTests.subnet() }
+            subnets.insert(subnet)
+            return subnet
+        }
+
+        /// Links two hosts on a fresh subnet and returns it.
+        @discardableResult
+        func link(_ a: String, _ b: String) async throws -> String {
+            let subnet = subnet()
+            try await hosts.link(a, b, subnet: subnet)
+            return subnet
+        }
+
+        /// Starts member `name` on `host`; it is quit at tear-down.
+        func peer(_ name: String, on host: String, extra: [String] = []) async throws -> MeshPeerProcess {
+            let peer = try await MeshPeerProcess(name, on: host, hosts: hosts, serviceType: serviceType, downloads: scratch.base, extra: extra)
+            peers.append(peer)
+            return peer
+        }
+
+        /// Publishes `peer` on the service type and waits (bounded) until avahi reports it published.
+        func advertise(_ peer: MeshPeerProcess) async throws {
+            try await peer.command("advertise")
+            guard await peer.event(within: 10, containing: "\"event\":\"advertised\"") != nil else {
+                throw Spawned.SpawnError(message: "\(peer.name) was never published: \(peer.child.output)")
+            }
+        }
+
+        /// Every member leaves, then the hosts (and anything left running on them) go.
+        func tearDown() async {
+            for peer in peers.reversed() { await peer.quit() }
+            await hosts.downAll()
+            scratch.remove()
+        }
+
+        /// Runs `body`, tearing everything down whether it returns or throws.
+        static func run(_ body: (Cluster) async throws -> Void) async throws {
+            let cluster = try Cluster()
+            do {
+                try await body(cluster)
+            } catch {
+                await cluster.tearDown()
+                throw error
+            }
+            await cluster.tearDown()
+        }
+    }
+
+    /// The line A–B–C: A hosts, B finds A and joins it (then advertises), C finds only B and joins through it.
+    /// Returns once A and C see each other as members. `relayArguments` go to B (e.g. `--tamper`).
+    static func line(_ cluster: Cluster, relayArguments: [String] = [], encryption: String = "required") async throws
+        -> (alice: MeshPeerProcess, bob: MeshPeerProcess, carol: MeshPeerProcess) {
+        let hosts = cluster.hosts
+        let a = try await hosts.up("pmpa"), b = try await hosts.up("pmpb"), c = try await hosts.up("pmpc")
+        let ab = try await cluster.link(a, b)
+        try await cluster.link(b, c)
+        // C truly cannot reach A: no route between the two subnets.
+        let unreachable = try await run(hosts.exec(c, ["ip", "route", "get", "\(ab).1"]), within: 5)
+        #expect(unreachable.status != 0 && unreachable.output.contains("unreachable"), "\(unreachable.output)")
+
+        let options = ["--encryption", encryption]
+        let alice = try await cluster.peer("alice", on: a, extra: options)
+        let bob = try await cluster.peer("bob", on: b, extra: options + relayArguments)
+        let carol = try await cluster.peer("carol", on: c, extra: options)
+        try await cluster.advertise(alice)
+        #expect(try await bob.command("join alice 15", within: 20).peer == "alice")
+        try await cluster.advertise(bob)
+        let joined = try await carol.command("join bob 15", within: 20)
+        #expect(joined.peer == "bob")
+        #expect(joined.found?.contains("alice") == false, "C discovered A: \(joined.found ?? [])")
+        // A learns of C (and C of A) from the link state B floods: no invitation between them.
+        #expect(await alice.sees("carol"), "\(alice.child.output)")
+        #expect(await carol.sees("alice"), "\(carol.child.output)")
+        return (alice, bob, carol)
+    }
+
+    /// Lower-case hex, as the peers print digests.
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    /// Asserts that `ledger` is exactly `count` genuine messages, each once, in order, with the sender's digest.
+    static func expectExactly(_ count: Int, _ ledger: MeshPeerLine.Ledger?, digest: String?, _ what: String) {
+        guard let ledger else { Issue.record("\(what): nothing received"); return }
+        #expect(ledger.delivered == count && ledger.genuine == count, "\(what): \(ledger)")
+        #expect(ledger.forged == 0 && ledger.duplicates == 0 && ledger.reordered == 0 && ledger.gaps == 0, "\(what): \(ledger)")
+        #expect(ledger.last == count - 1, "\(what): \(ledger)")
+        #expect(ledger.sha256 == digest, "\(what): what arrived differs from what was sent")
+    }
+
+    /// A and C share no network; everything between them goes through B, checked at each receiver.
+    @Test func aAndCExchangeMessagesAFileAndAStreamThroughB() async throws {
+        try await Cluster.run { cluster in
+            let (alice, bob, carol) = try await Self.line(cluster)
+            #expect(try await alice.route(to: "carol") == "via:bob")
+            #expect(try await carol.route(to: "alice") == "via:bob")
+            #expect(try await alice.route(to: "bob") == "direct")
+
+            // 1,000 reliable messages each way, at the same time.
+            let count = 1000
+            async let there = alice.command("send carol \(count) reliable", within: 60)
+            async let back = carol.command("send alice \(count) reliable", within: 60)
+            let (sentThere, sentBack) = try await (there, back)
+            let atCarol = try await carol.stats(within: 30) { ($0.received?["alice"]?.delivered ?? 0) >= count }
+            let atAlice = try await alice.stats(within: 30) { ($0.received?["carol"]?.delivered ?? 0) >= count }
+            Self.expectExactly(count, atCarol.received?["alice"], digest: sentThere.sha256, "alice → carol")
+            Self.expectExactly(count, atAlice.received?["carol"], digest: sentBack.sha256, "carol → alice")
+            #expect(atCarol.received?.keys.sorted() == ["alice"] && atAlice.received?.keys.sorted() == ["carol"])
+
+            // A 16 MiB file A → C and a stream C → A, at the same time.
+            let (file, digest) = try cluster.scratch.file("relayed.bin", size: 16 << 20)
+            let chunks = 2000
+            async let fileSent = alice.command("file carol \(file.path)", within: 90)
+            async let streamSent = carol.command("stream alice relayed-stream \(chunks)", within: 90)
+            let (fileReply, streamReply) = try await (fileSent, streamSent)
+            let received = try #require(await carol.event(within: 10, containing: "\"event\":\"file\"", "relayed.bin"))
+            #expect(received.from == "alice" && received.bytes == 16 << 20)
+            #expect(received.sha256 == Self.hex(digest), "the file carol reports differs from the one sent")
+            #expect(try sha256(of: URL(fileURLWithPath: try #require(received.path))) == digest)
+            let stream = try #require(await alice.event(within: 10, containing: "\"event\":\"stream\"", "relayed-stream"))
+            #expect(stream.from == "carol" && stream.chunks == chunks && stream.inOrder == true, "\(stream)")
+            #expect(stream.bytes == streamReply.bytes && stream.sha256 == streamReply.sha256)
+
+            // Everything went through B, which relayed it without being a destination of any of it.
+            let atBob = try await bob.command("stats")
+            #expect(atBob.counter("relayed") >= 2 * count + (16 << 20) / (64 << 10), "\(atBob.counters ?? [:])")
+            #expect(atBob.received?.isEmpty ?? true)
+            #expect(try await alice.route(to: "carol") == "via:bob")
+            print("mesh processes, line A–B–C: 2×\(count) messages, 16 MiB file in \(fileReply.seconds ?? -1) s, "
+                  + "\(streamReply.bytes ?? 0)-byte stream in \(streamReply.seconds ?? -1) s; B relayed \(atBob.counter("relayed")) frames")
+        }
+    }
+
+    /// B tampers with every second data frame from A to C (flips a bit, re-labels the origin as B, replays,
+    /// splices the previous header onto another payload); C must deliver only genuine messages, each at most once
+    /// and in order, and count every tampered frame it dropped.
+    @Test(arguments: ["required", "none"])
+    func aTamperingRelayGetsNothingForgedDelivered(encryption: String) async throws {
+        try await Cluster.run { cluster in
+            let (alice, bob, carol) = try await Self.line(cluster, relayArguments: ["--tamper"], encryption: encryption)
+            #expect(try await alice.route(to: "carol") == "via:bob")
+            let count = 200
+            // Unreliable: each message stands alone, so a dropped forgery does not hold back the ones after it.
+            try await alice.command("send carol \(count) unreliable", within: 30)
+            let relay = try await bob.stats(within: 20) { ($0.tamper?.handled ?? 0) >= count }
+            let tamper = try #require(relay.tamper)
+            #expect(tamper.handled == count, "the relay saw \(tamper.handled) data frames for \(count) one-fragment messages")
+            // Every kind of tampering was tried.
+            #expect(["flip", "origin", "replay", "splice"].allSatisfy { (tamper.kinds[$0] ?? 0) > 0 }, "\(tamper.kinds)")
+            // Wait until C has dealt with every frame: each was delivered or dropped; replays are the only extra ones.
+            let atCarol = try await carol.stats(within: 20) { stats in
+                (stats.received?["alice"]?.delivered ?? 0) + stats.counter("droppedForgeries") + stats.counter("droppedDuplicates")
+                    >= count + tamper.replays
+            }
+            let ledger = try #require(atCarol.received?["alice"])
+            #expect(ledger.forged == 0, "a forged or altered message was delivered: \(ledger)")
+            #expect(ledger.genuine == ledger.delivered && ledger.duplicates == 0 && ledger.reordered == 0, "\(ledger)")
+            // Replayed frames were delivered once (the original); every other tampered frame was lost, and counted.
+            #expect(ledger.delivered == count - (tamper.tampered - tamper.replays), "\(ledger), \(tamper)")
+            #expect(atCarol.counter("droppedForgeries") + atCarol.counter("droppedDuplicates") == tamper.tampered, "\(atCarol.counters ?? [:]), \(tamper)")
+            #expect(atCarol.counter("droppedDuplicates") >= tamper.replays)
+            #expect(atCarol.received?.keys.sorted() == ["alice"], "a delivery was attributed to someone else")
+            // The tampering showed only as drops: A and C never lost each other.
+            #expect(await carol.event(within: 0, containing: "\"peer\":\"alice\"", "notConnected") == nil)
+            print("mesh processes, tampering relay (\(encryption)): \(tamper.tampered) of \(tamper.handled) frames tampered \(tamper.kinds); "
+                  + "C delivered \(ledger.delivered) genuine, dropped \(atCarol.counter("droppedForgeries")) forgeries and \(atCarol.counter("droppedDuplicates")) duplicates")
+        }
+    }
+
+    /// A–B, A–C, B–D, C–D: A sends 1,000 reliable messages to D; just before message 300 the relay A routes through
+    /// is SIGKILLed. D gets every message once and in order, and A's route moves to the other relay.
+    @Test func aDiamondSurvivesItsRelayBeingKilledMidStream() async throws {
+        try await Cluster.run { cluster in
+            let hosts = cluster.hosts
+            let a = try await hosts.up("pmda"), b = try await hosts.up("pmdb"), c = try await hosts.up("pmdc"), d = try await hosts.up("pmdd")
+            try await cluster.link(a, b)
+            try await cluster.link(a, c)
+            try await cluster.link(b, d)
+            try await cluster.link(c, d)
+            let alice = try await cluster.peer("alice", on: a)
+            let bob = try await cluster.peer("bob", on: b)
+            let carol = try await cluster.peer("carol", on: c)
+            let dave = try await cluster.peer("dave", on: d)
+            try await cluster.advertise(alice)
+            try await bob.command("join alice 15", within: 20)
+            try await carol.command("join alice 15", within: 20)
+            try await cluster.advertise(bob)
+            try await cluster.advertise(carol)
+            try await dave.command("join bob 15", within: 20)
+            // Carol is already a member by then (through bob): this adds the direct link C–D.
+            try await dave.command("join carol 15", within: 20)
+            #expect(await alice.sees("dave"))
+            #expect(try await dave.route(to: "carol", within: 10) { $0 == "direct" } == "direct")
+            let route = try await alice.route(to: "dave", within: 10) { $0 == "via:bob" || $0 == "via:carol" }
+            let (relay, other) = route == "via:bob" ? (bob, carol) : (carol, bob)
+            #expect(route == "via:\(relay.name)")
+
+            let count = 1000
+            let sent = try await alice.command("send dave \(count) reliable 300 \(relay.child.pid)", within: 60)
+            #expect(await relay.child.wait(within: 5) == 128 + SIGKILL, "the relay was not killed")
+            #expect(await alice.event(within: 0, containing: "\"event\":\"killed\"", "\"before\":300") != nil)
+            let atDave = try await dave.stats(within: 30) { ($0.received?["alice"]?.delivered ?? 0) >= count }
+            Self.expectExactly(count, atDave.received?["alice"], digest: sent.sha256, "alice → dave")
+            #expect(try await alice.route(to: "dave", within: 10) { $0 == "via:\(other.name)" } == "via:\(other.name)")
+            // D never lost A: the path changed underneath.
+            #expect(await dave.event(within: 0, containing: "\"peer\":\"alice\"", "notConnected") == nil)
+            let atAlice = try await alice.command("stats")
+            print("mesh processes, diamond: \(relay.name) killed before message 300 of \(count); "
+                  + "A re-sent \(atAlice.counter("retransmitted")) frames, D dropped \(atDave.counter("droppedDuplicates")) duplicates; sending took \(sent.seconds ?? -1) s")
+        }
+    }
+}
