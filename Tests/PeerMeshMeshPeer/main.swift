@@ -4,15 +4,17 @@
 // several real processes in several network namespaces and assert what each one observed.
 //
 //   peermesh-meshpeer --name NAME --service-type TYPE --downloads DIR [--encryption required|optional|none] [--tamper]
+//                     [--liveness SECONDS]
 //
 // A command is `ID VERB ARGS...`; its reply carries `"id":"ID"` (and `"event":"error"` with a message when it failed).
 //   advertise                              publish the session on the service type (others can join through us)
 //   join NAME SECONDS                      browse; invite the first peer found named NAME (bounded by SECONDS)
 //   route NAME                             "direct", "via:X" or "none"
-//   send NAME COUNT reliable|unreliable [KILLAT PID]
-//                                          COUNT numbered messages (`MeshPayload.message`); with KILLAT, SIGKILL PID
-//                                          just before message KILLAT (a kill between two sends, which a test
-//                                          polling the output could not time). Replies with the SHA-256 of what it sent.
+//   send NAME COUNT reliable|unreliable [AT PID | AT linkdown IFACE]
+//                                          COUNT numbered messages (`MeshPayload.message`); just before message AT,
+//                                          SIGKILL PID, or take this host's interface IFACE down (a cut between two
+//                                          sends, which a test polling the output could not time). Replies with the
+//                                          SHA-256 of what it sent.
 //   file NAME PATH                         send a file; reply once the receiver verified it
 //   stream NAME STREAM CHUNKS              open STREAM to NAME and write CHUNKS numbered chunks (`MeshPayload.chunk`)
 //   stats                                  members, mesh counters, what arrived from each sender, what was tampered
@@ -185,6 +187,7 @@ final class Peer: Sendable {
         var configuration = Session.Configuration()
         configuration.receivingDirectory = URL(fileURLWithPath: downloads, isDirectory: true)
         if let tamperer { configuration.relayHook = { tamperer.hook($0) } }
+        if let seconds = arguments["liveness"].flatMap(Double.init) { configuration.livenessTimeout = .milliseconds(Int64(seconds * 1000)) }
         let encryption: EncryptionPreference = switch arguments["encryption"] {
         case "none": .none
         case "optional": .optional
@@ -207,6 +210,8 @@ final class Peer: Sendable {
                 ledgers.withLock { $0[peer.displayName, default: Ledger()].record(data, from: peer.displayName) }
             case .resourceStarted:
                 break
+            case .undelivered(let messages, let peer, let reason):
+                Output.emit(["event": "undelivered", "to": peer.displayName, "count": messages.count, "message": reason.message])
             case .resourceFinished(let file, let peer, .success(let url)):
                 let digest = (try? Self.sha256(of: url)) ?? "unreadable"
                 let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? -1
@@ -303,15 +308,23 @@ final class Peer: Sendable {
             case nil: "none"
             }
             return ["event": "route", "peer": args[0], "route": route]
-        case ("send", 3), ("send", 5):
+        case ("send", 3), ("send", 5), ("send", 6):
             let peer = try member(args[0])
-            guard let count = Int(args[1]), ["reliable", "unreliable"].contains(args[2]) else { throw Failure("send NAME COUNT reliable|unreliable [KILLAT PID]") }
-            let kill = args.count == 5 ? (Int(args[3]), pid_t(args[4])) : (nil, nil)
+            guard let count = Int(args[1]), ["reliable", "unreliable"].contains(args[2]) else { throw Failure("send NAME COUNT reliable|unreliable [AT PID | AT linkdown IFACE]") }
+            let at = args.count > 3 ? Int(args[3]) : nil
             var hasher = SHA256()
             for index in 0..<count {
-                if index == kill.0, let pid = kill.1 {
+                if index == at, args.count == 5, let pid = pid_t(args[4]) {
                     Foundation.kill(pid, SIGKILL)
                     Output.emit(["event": "killed", "pid": Int(pid), "before": index])
+                } else if index == at, args.count == 6, args[4] == "linkdown" {
+                    let ip = Process()
+                    ip.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                    ip.arguments = ["ip", "link", "set", "dev", args[5], "down"]
+                    try ip.run()
+                    ip.waitUntilExit()
+                    guard ip.terminationStatus == 0 else { throw Failure("ip link set dev \(args[5]) down failed") }
+                    Output.emit(["event": "link-down", "interface": args[5], "before": index])
                 }
                 let message = MeshPayload.message(index, from: name)
                 try await session.send(message, to: [peer], mode: args[2] == "reliable" ? .reliable : .unreliable)

@@ -211,8 +211,8 @@ struct MeshProcessTests {
             try await cluster.advertise(bob)
             try await cluster.advertise(carol)
             try await dave.command("join bob 15", within: 20)
-            // Carol is already a member by then (through bob): this adds the direct link C–D.
-            try await dave.command("join carol 15", within: 20)
+            // Carol and Dave share a network: they link directly on their own, from the addresses in each
+            // other's link state (no invitation), which closes the diamond.
             #expect(await alice.sees("dave"))
             #expect(try await dave.route(to: "carol", within: 10) { $0 == "direct" } == "direct")
             let route = try await alice.route(to: "dave", within: 10) { $0 == "via:bob" || $0 == "via:carol" }
@@ -231,6 +231,44 @@ struct MeshProcessTests {
             let atAlice = try await alice.command("stats")
             print("mesh processes, diamond: \(relay.name) killed before message 300 of \(count); "
                   + "A re-sent \(atAlice.counter("retransmitted")) frames, D dropped \(atDave.counter("droppedDuplicates")) duplicates; sending took \(sent.seconds ?? -1) s")
+        }
+    }
+
+    /// A and C share a network as well as B: they link directly on their own (from the addresses in each other's
+    /// link state, no invitation), and when that link is cut in the middle of 1,000 reliable messages the rest,
+    /// and whatever the cut link swallowed, arrive through B: none lost, duplicated or reordered.
+    @Test func aAndCLinkDirectlyOnTheirOwnAndFallBackToBWhenThatLinkIsCut() async throws {
+        try await Cluster.run { cluster in
+            let hosts = cluster.hosts
+            let a = try await hosts.up("pmua"), b = try await hosts.up("pmub"), c = try await hosts.up("pmuc")
+            try await cluster.link(a, b)
+            try await cluster.link(b, c)
+            let shared = try await cluster.link(a, c)
+            // A short liveness bound, so the cut is noticed within the test's patience.
+            let alice = try await cluster.peer("alice", on: a, extra: ["--liveness", "2"])
+            let bob = try await cluster.peer("bob", on: b)
+            let carol = try await cluster.peer("carol", on: c, extra: ["--liveness", "2"])
+            try await cluster.advertise(alice)
+            try await bob.command("join alice 15", within: 20)
+            try await cluster.advertise(bob)
+            try await carol.command("join bob 15", within: 20)
+            #expect(await alice.sees("carol"))
+            #expect(try await alice.route(to: "carol", within: 15) { $0 == "direct" } == "direct", "\(alice.child.output.suffix(2000))")
+            #expect(try await carol.route(to: "alice", within: 5) { $0 == "direct" } == "direct")
+
+            let listing = try await run(hosts.exec(a, ["ip", "-o", "-4", "addr", "show", "to", "\(shared).0/24"]), within: 5)
+            let fields = listing.output.split(separator: " ")
+            guard listing.status == 0, fields.count > 1 else { Issue.record("no interface on \(shared).0/24: \(listing.output)"); return }
+            let interface = String(fields[1])
+            let count = 1000
+            let sent = try await alice.command("send carol \(count) reliable 300 linkdown \(interface)", within: 60)
+            let atCarol = try await carol.stats(within: 30) { ($0.received?["alice"]?.delivered ?? 0) >= count }
+            Self.expectExactly(count, atCarol.received?["alice"], digest: sent.sha256, "alice → carol")
+            #expect(try await alice.route(to: "carol", within: 10) { $0 == "via:bob" } == "via:bob")
+            #expect(await carol.event(within: 0, containing: "\"peer\":\"alice\"", "notConnected") == nil)
+            let atAlice = try await alice.command("stats")
+            print("mesh processes, direct upgrade: A–C cut before message 300 of \(count); A re-sent \(atAlice.counter("retransmitted")) frames; "
+                  + "sending took \(sent.seconds ?? -1) s")
         }
     }
 }
