@@ -380,13 +380,32 @@ struct MeshInProcess {
             peers.indices.filter { $0 != index }.map { peers[$0].peerID }
         }
 
-        @Test func aThousandBroadcastsReachEveryMemberOnceInOrderAndCrossEachLinkAtMostOnce() async throws {
+        /// A set of members, the links between them, and who broadcasts how many messages.
+        struct Topology: Sendable, CustomTestStringConvertible {
+            var name: String
+            var size: Int
+            var links: [(Int, Int)]
+            var senders: [(member: Int, count: Int)]
+            var testDescription: String { name }
+
+            /// The ring 0-1-2-3-4-0 with chords 0-2 and 1-3: from 0, member 3 is two hops away (via 1, 2 or 4); from 4,
+            /// members 1 and 2 are (via 0 or 3), so paths share first hops and relays split frames.
+            static let ringWithChords = Topology(name: "ring of 5 with chords", size: 5,
+                                                 links: [(1, 0), (2, 1), (3, 2), (4, 3), (0, 4), (2, 0), (3, 1)],
+                                                 senders: [(0, 1000), (4, 200)])
+            /// A 3×3 grid: corner to corner is 4 hops with 6 shortest paths, so frames are split two and three relays
+            /// deep and the tie-break between equal paths decides where.
+            static let grid = Topology(name: "3×3 grid", size: 9,
+                                       links: [(1, 0), (2, 1), (4, 3), (5, 4), (7, 6), (8, 7), (3, 0), (6, 3), (4, 1), (7, 4), (5, 2), (8, 5)],
+                                       senders: [(0, 300), (4, 100)])
+        }
+
+        @Test(arguments: [Topology.ringWithChords, .grid])
+        func broadcastsReachEveryMemberOnceInOrderAndCrossEachLinkAtMostOnce(topology: Topology) async throws {
             let wiretap = Wiretap()
-            let peers = try (0..<5).map { index in try TestPeer("bcast-\(index)") { $0.frameHook = wiretap.hook(index) } }
-            // The ring 0-1-2-3-4-0 with chords 0-2 and 1-3: from 0, member 3 is two hops away (via 1, 2 or 4); from 4,
-            // members 1 and 2 are (via 0 or 3), so paths share first hops and relays split frames.
-            for (from, to) in [(1, 0), (2, 1), (3, 2), (4, 3), (0, 4), (2, 0), (3, 1)] { try await peers[from].connect(to: peers[to]) }
-            #expect(await eventually(timeout: .seconds(30)) { peers.allSatisfy { $0.session.connectedPeers.count == 4 } })
+            let peers = try (0..<topology.size).map { index in try TestPeer("bcast-\(index)") { $0.frameHook = wiretap.hook(index) } }
+            for (from, to) in topology.links { try await peers[from].connect(to: peers[to]) }
+            #expect(await eventually(timeout: .seconds(30)) { peers.allSatisfy { $0.session.connectedPeers.count == topology.size - 1 } })
             // Routes must have settled: the analysis below reads each frame's link from them.
             var routes = await Self.routes(peers)
             #expect(await eventually(timeout: .seconds(10)) {
@@ -395,30 +414,27 @@ struct MeshInProcess {
                 defer { routes = now }
                 return now == routes
             })
-            let count = 1000, fromFour = 200
             let start = ContinuousClock.now
-            async let fromZero: Void = { for i in 0..<count { try await peers[0].session.send(MeshTests.payload(i), to: Self.everyoneBut(0, peers)) } }()
-            async let fromFourDone: Void = { for i in 0..<fromFour { try await peers[4].session.send(MeshTests.payload(i), to: Self.everyoneBut(4, peers)) } }()
-            try await fromZero
-            try await fromFourDone
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (sender, count) in topology.senders {
+                    let targets = Self.everyoneBut(sender, peers)
+                    group.addTask { for i in 0..<count { try await peers[sender].session.send(MeshTests.payload(i), to: targets) } }
+                }
+                try await group.waitForAll()
+            }
+            func expected(_ index: Int) -> Int { topology.senders.filter { $0.member != index }.map(\.count).reduce(0, +) }
             #expect(await eventually(timeout: .seconds(60)) {
                 var done = true
-                for (index, peer) in peers.enumerated() {
-                    let expected = (index == 0 ? 0 : count) + (index == 4 ? 0 : fromFour)
-                    if await peer.log.receivedCount < expected { done = false }
-                }
+                for (index, peer) in peers.enumerated() where await peer.log.receivedCount < expected(index) { done = false }
                 return done
             })
             let elapsed = ContinuousClock.now - start
             for (index, peer) in peers.enumerated() {
                 let received = await peer.log.received
-                if index != 0 {
-                    #expect(received.filter { $0.1 == peers[0].peerID }.map(\.0) == (0..<count).map(MeshTests.payload), "member \(index): from 0")
+                for (sender, count) in topology.senders where sender != index {
+                    #expect(received.filter { $0.1 == peers[sender].peerID }.map(\.0) == (0..<count).map(MeshTests.payload), "member \(index): from \(sender)")
                 }
-                if index != 4 {
-                    #expect(received.filter { $0.1 == peers[4].peerID }.map(\.0) == (0..<fromFour).map(MeshTests.payload), "member \(index): from 4")
-                }
-                #expect(received.count == (index == 0 ? 0 : count) + (index == 4 ? 0 : fromFour), "member \(index): nothing twice")
+                #expect(received.count == expected(index), "member \(index): nothing twice")
                 #expect(await peer.log.orderViolations.isEmpty)
             }
             #expect(await Self.routes(peers) == routes, "routes changed during the run")
@@ -451,20 +467,20 @@ struct MeshInProcess {
             let repeated = crossings.filter { $0.value > 1 }
             #expect(repeated.isEmpty, "\(repeated.count) (link, message) pairs crossed more than once, e.g. \(repeated.first.map { "\($0.key.from)→\($0.key.to) ×\($0.value)" } ?? "")")
             #expect(multicastFrames > 0 && relayedMulticast > 0, "no frame was shared, or no relay split one")
+            // Every member got each message exactly once, so each message crossed a spanning tree: size − 1 links.
+            let messages = topology.senders.map(\.count).reduce(0, +)
+            #expect(crossings.count == messages * (topology.size - 1))
             var retransmitted = 0
             for peer in peers { retransmitted += await peer.session.meshCounters.retransmitted }
             // What one copy per destination would have cost: the sum of path lengths, per message.
             var unicastCost = 0
-            for source in [0, 4] {
-                var perMessage = 0
+            for (source, count) in topology.senders {
                 for target in peers.indices where target != source {
-                    var node = source, hops = 0
-                    while node != target { node = hop(node, keys[target]); hops += 1 }
-                    perMessage += hops
+                    var node = source
+                    while node != target { node = hop(node, keys[target]); unicastCost += count }
                 }
-                unicastCost += perMessage * (source == 0 ? count : fromFour)
             }
-            print("broadcast: \(count + fromFour) broadcasts to 4 members each in \(elapsed); \(crossings.count) link crossings (one copy per member: \(unicastCost)); \(multicastFrames) multicast frames, \(relayedMulticast) forwarded by relays; \(retransmitted) re-sent")
+            print("broadcast, \(topology.name): \(messages) broadcasts to \(topology.size - 1) members each in \(elapsed); \(crossings.count) link crossings (one copy per member: \(unicastCost)); \(multicastFrames) multicast frames, \(relayedMulticast) forwarded by relays; \(retransmitted) re-sent")
             await withTaskGroup(of: Void.self) { group in
                 for peer in peers { group.addTask { await peer.shutdown() } }
             }
