@@ -14,12 +14,27 @@ public enum FuzzTargets {
         var machine = template
         let limits = configuration.limits
         while let frame = try? Frame.read(from: &stream, limits: limits) {
+            if case .multicast(let multicast) = frame { multicastInput(multicast) }
             if machine.frameReceived(frame, now: .uptimeNanoseconds(1)).isEmpty == false, machine.isClosed { break }
             if machine.isConnected { _ = machine.tick(now: .uptimeNanoseconds(2)) }
         }
         _ = try? ConnectionData(bytes: bytes)
         _ = try? ConnectionData(encoded: String(decoding: bytes, as: UTF8.self))
     }
+
+    /// What a member does with a multicast frame a neighbour sent: split it by next hop, try to open every entry.
+    private static func multicastInput(_ frame: MulticastFrame) {
+        _ = relayRoster.relay(frame)
+        for entry in frame.entries { _ = multicastChannel.openMulticast(frame, entry: entry, requireEncryption: false) }
+    }
+
+    /// A member with no links (every entry but its own has no route), and its channel with a fixed source.
+    private static let fuzzMember = try! PeerID(displayName: "fuzz", keyID: [UInt8](repeating: 0x42, count: 32))
+    private static let relayRoster = MeshRoster(me: fuzzMember, initialVersion: 0)
+    private static let multicastChannel = try! EndToEndChannel(
+        me: fuzzMember.keyID, ownSessionKey: Curve25519.KeyAgreement.PrivateKey(),
+        peer: [UInt8](repeating: 0xa1, count: 32), peerSessionKey: Array(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation)
+    )
 
     private static let configuration = LinkConfiguration(
         encryption: .none, limits: FrameLimits(maximumFrameSize: 4096, maximumContextSize: 1024), maximumMessageSize: 8192,

@@ -52,6 +52,10 @@ enum Fixtures {
         .linkState(.init(originKeyDER: bytes(1, 5), displayName: "x", version: .max, neighbors: [], sessionKey: bytes(32, 8), signature: bytes(64, 6))),
         .routed(.init(source: bytes(32, 1), destination: bytes(32, 2), hopLimit: 64, flags: 1, sequence: 9, payload: ByteBuffer(bytes: [0, 0, 0, 1, 5]))),
         .routed(.init(source: bytes(32, 1), destination: bytes(32, 2), hopLimit: 0, payload: ByteBuffer())),
+        .multicast(.init(source: bytes(32, 1), hopLimit: 64, flags: 1, entries: [
+            .init(destination: bytes(32, 2), sequence: 5, messageSequence: 0, flags: 8, sealedKey: bytes(48, 3)),
+            .init(destination: bytes(32, 4), sequence: 1, messageSequence: .max, flags: 0, sealedKey: bytes(48, 5)),
+        ], body: ByteBuffer(bytes: bytes(18, 7)))),
     ]
 
     static func transfer(_ body: TransferFrame.Body, id: UInt64 = 42) -> Frame {

@@ -339,6 +339,244 @@ struct MeshInProcess {
         }
     }
 
+    /// One message to several members: where their paths share a link, it crosses that link once.
+    @Suite("Mesh: a broadcast crosses each link once")
+    struct BroadcastTests {
+        /// Sees every frame each member writes (`Configuration.frameHook`) and notes, per frame, which messages it
+        /// carries: (source, sequence on the source's channel to the entry's destination) for each entry.
+        final class Wiretap: @unchecked Sendable {
+            struct Written { var member: Int; var multicast: Bool; var source: [UInt8]; var entries: [(destination: [UInt8], sequence: UInt64)] }
+            private let lock = NSLock()
+            private var log: [Written] = []
+            var written: [Written] { lock.withLock { log } }
+
+            func hook(_ member: Int) -> @Sendable (Frame) -> Frame {
+                { frame in
+                    switch frame {
+                    case .multicast(let multicast):
+                        self.lock.withLock { self.log.append(Written(member: member, multicast: true, source: multicast.source, entries: multicast.entries.map { ($0.destination, $0.sequence) })) }
+                    case .routed(let routed) where routed.flags & EndToEndChannel.ackFlag == 0:
+                        self.lock.withLock { self.log.append(Written(member: member, multicast: false, source: routed.source, entries: [(routed.destination, routed.sequence)])) }
+                    default:
+                        break
+                    }
+                    return frame
+                }
+            }
+        }
+
+        /// Every member's route to every other, by index (nil: itself).
+        static func routes(_ peers: [TestPeer]) async -> [[Route?]] {
+            var table: [[Route?]] = []
+            for peer in peers {
+                var row: [Route?] = []
+                for other in peers { row.append(other === peer ? nil : await peer.session.route(to: other.peerID)) }
+                table.append(row)
+            }
+            return table
+        }
+
+        static func everyoneBut(_ index: Int, _ peers: [TestPeer]) -> [PeerID] {
+            peers.indices.filter { $0 != index }.map { peers[$0].peerID }
+        }
+
+        /// A set of members, the links between them, and who broadcasts how many messages.
+        struct Topology: Sendable, CustomTestStringConvertible {
+            var name: String
+            var size: Int
+            var links: [(Int, Int)]
+            var senders: [(member: Int, count: Int)]
+            var testDescription: String { name }
+
+            /// The ring 0-1-2-3-4-0 with chords 0-2 and 1-3: from 0, member 3 is two hops away (via 1, 2 or 4); from 4,
+            /// members 1 and 2 are (via 0 or 3), so paths share first hops and relays split frames.
+            static let ringWithChords = Topology(name: "ring of 5 with chords", size: 5,
+                                                 links: [(1, 0), (2, 1), (3, 2), (4, 3), (0, 4), (2, 0), (3, 1)],
+                                                 senders: [(0, 1000), (4, 200)])
+            /// A 3×3 grid: corner to corner is 4 hops with 6 shortest paths, so frames are split two and three relays
+            /// deep and the tie-break between equal paths decides where.
+            static let grid = Topology(name: "3×3 grid", size: 9,
+                                       links: [(1, 0), (2, 1), (4, 3), (5, 4), (7, 6), (8, 7), (3, 0), (6, 3), (4, 1), (7, 4), (5, 2), (8, 5)],
+                                       senders: [(0, 300), (4, 100)])
+        }
+
+        @Test(arguments: [Topology.ringWithChords, .grid])
+        func broadcastsReachEveryMemberOnceInOrderAndCrossEachLinkAtMostOnce(topology: Topology) async throws {
+            let wiretap = Wiretap()
+            let peers = try (0..<topology.size).map { index in try TestPeer("bcast-\(index)") { $0.frameHook = wiretap.hook(index) } }
+            for (from, to) in topology.links { try await peers[from].connect(to: peers[to]) }
+            #expect(await eventually(timeout: .seconds(30)) { peers.allSatisfy { $0.session.connectedPeers.count == topology.size - 1 } })
+            // Routes must have settled: the analysis below reads each frame's link from them.
+            var routes = await Self.routes(peers)
+            #expect(await eventually(timeout: .seconds(10)) {
+                try? await Task.sleep(for: .milliseconds(300))
+                let now = await Self.routes(peers)
+                defer { routes = now }
+                return now == routes
+            })
+            let start = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (sender, count) in topology.senders {
+                    let targets = Self.everyoneBut(sender, peers)
+                    group.addTask { for i in 0..<count { try await peers[sender].session.send(MeshTests.payload(i), to: targets) } }
+                }
+                try await group.waitForAll()
+            }
+            func expected(_ index: Int) -> Int { topology.senders.filter { $0.member != index }.map(\.count).reduce(0, +) }
+            #expect(await eventually(timeout: .seconds(60)) {
+                var done = true
+                for (index, peer) in peers.enumerated() where await peer.log.receivedCount < expected(index) { done = false }
+                return done
+            })
+            let elapsed = ContinuousClock.now - start
+            for (index, peer) in peers.enumerated() {
+                let received = await peer.log.received
+                for (sender, count) in topology.senders where sender != index {
+                    #expect(received.filter { $0.1 == peers[sender].peerID }.map(\.0) == (0..<count).map(MeshTests.payload), "member \(index): from \(sender)")
+                }
+                #expect(received.count == expected(index), "member \(index): nothing twice")
+                #expect(await peer.log.orderViolations.isEmpty)
+            }
+            #expect(await Self.routes(peers) == routes, "routes changed during the run")
+            // Each broadcast takes one sequence on each of its source's channels (one fragment, nothing else sent on
+            // them), so (source, sequence) names the message. A frame written by member m goes to m's next hop for
+            // its entries' destinations: all entries of one frame must share it.
+            let keys = peers.map(\.peerID.keyID)
+            func hop(_ member: Int, _ destination: [UInt8]) -> Int {
+                let target = keys.firstIndex(of: destination)!
+                switch routes[member][target] {
+                case .direct?: return target
+                case .via(let relay)?: return keys.firstIndex(of: relay.keyID)!
+                case nil: return -1
+                }
+            }
+            struct Crossing: Hashable { var from: Int, to: Int, source: [UInt8], sequence: UInt64 }
+            var crossings: [Crossing: Int] = [:]
+            var multicastFrames = 0, relayedMulticast = 0
+            for frame in wiretap.written {
+                let hops = Set(frame.entries.map { hop(frame.member, $0.destination) })
+                #expect(hops.count == 1, "a frame whose entries have different next hops")
+                if frame.multicast {
+                    multicastFrames += 1
+                    if frame.source != keys[frame.member] { relayedMulticast += 1 }
+                }
+                // One message per frame: every entry of a broadcast has the same sequence.
+                #expect(Set(frame.entries.map(\.sequence)).count == 1)
+                crossings[Crossing(from: frame.member, to: hops.first!, source: frame.source, sequence: frame.entries[0].sequence), default: 0] += 1
+            }
+            let repeated = crossings.filter { $0.value > 1 }
+            #expect(repeated.isEmpty, "\(repeated.count) (link, message) pairs crossed more than once, e.g. \(repeated.first.map { "\($0.key.from)→\($0.key.to) ×\($0.value)" } ?? "")")
+            #expect(multicastFrames > 0 && relayedMulticast > 0, "no frame was shared, or no relay split one")
+            // Every member got each message exactly once, so each message crossed a spanning tree: size − 1 links.
+            let messages = topology.senders.map(\.count).reduce(0, +)
+            #expect(crossings.count == messages * (topology.size - 1))
+            var retransmitted = 0
+            for peer in peers { retransmitted += await peer.session.meshCounters.retransmitted }
+            // What one copy per destination would have cost: the sum of path lengths, per message.
+            var unicastCost = 0
+            for (source, count) in topology.senders {
+                for target in peers.indices where target != source {
+                    var node = source
+                    while node != target { node = hop(node, keys[target]); unicastCost += count }
+                }
+            }
+            print("broadcast, \(topology.name): \(messages) broadcasts to \(topology.size - 1) members each in \(elapsed); \(crossings.count) link crossings (one copy per member: \(unicastCost)); \(multicastFrames) multicast frames, \(relayedMulticast) forwarded by relays; \(retransmitted) re-sent")
+            await withTaskGroup(of: Void.self) { group in
+                for peer in peers { group.addTask { await peer.shutdown() } }
+            }
+        }
+
+        /// A relay that tampers with the multicast frames it forwards: body, entries, origin, replays, splices.
+        final class MulticastTamperer: @unchecked Sendable {
+            private let lock = NSLock()
+            private var count = 0
+            private var previous: MulticastFrame?
+            private(set) var tampered = 0
+            let forger: [UInt8]
+            init(forger: [UInt8]) { self.forger = forger }
+
+            var handled: Int { lock.withLock { count } }
+
+            func hook(_ frame: MulticastFrame) -> [MulticastFrame] {
+                lock.withLock {
+                    count += 1
+                    defer { previous = frame }
+                    guard count % 2 == 0 else { return [frame] }
+                    tampered += 1
+                    var copy = frame
+                    switch (count / 2) % 6 {
+                    case 0:
+                        var bytes = Array(frame.body.readableBytesView)
+                        bytes[bytes.count / 2] ^= 0x10
+                        copy.body = ByteBuffer(bytes: bytes)
+                    case 1:
+                        // Each entry's sealed key moved to its neighbour (or, alone, one bit flipped).
+                        if copy.entries.count > 1 {
+                            let keys = copy.entries.map(\.sealedKey)
+                            for index in copy.entries.indices { copy.entries[index].sealedKey = keys[(index + 1) % keys.count] }
+                        } else {
+                            copy.entries[0].sealedKey[0] ^= 1
+                        }
+                    case 2:
+                        for index in copy.entries.indices { copy.entries[index].sequence += 1 }
+                    case 3:
+                        copy.source = forger
+                    case 4:
+                        return [frame, frame] // a replay
+                    default:
+                        // The previous frame's entries on this frame's body (a splice).
+                        guard let previous, previous.entries.map(\.destination) == frame.entries.map(\.destination) else {
+                            copy.entries[0].sealedKey[0] ^= 1
+                            return [copy]
+                        }
+                        copy.entries = previous.entries
+                    }
+                    return [copy]
+                }
+            }
+        }
+
+        @Test(arguments: [EncryptionPreference.required, .none])
+        func aTamperingRelayDeliversNothingForgedAndReSendsRepairWhatItBroke(encryption: EncryptionPreference) async throws {
+            // A–B–C–D: A's broadcasts reach B as one frame; B forwards one frame for C and D (tampering with it),
+            // C forwards D's entry.
+            let a = try TestPeer("mtamper-a", encryption: encryption == .none ? .optional : encryption)
+            let forger = try TestPeer("mtamper-forger")
+            let tamperer = MulticastTamperer(forger: forger.peerID.keyID)
+            let b = try TestPeer("mtamper-b", encryption: encryption) { $0.multicastRelayHook = { tamperer.hook($0) } }
+            let c = try TestPeer("mtamper-c", encryption: encryption)
+            let d = try TestPeer("mtamper-d", encryption: encryption)
+            try await b.join(a)
+            try await c.join(b)
+            try await d.join(c)
+            for peer in [b, c, d] { await a.waitFor(peer.peerID, \.isConnected) }
+            for peer in [c, d] { await peer.waitFor(a.peerID, \.isConnected) }
+            #expect(await a.session.route(to: d.peerID) == .via(b.peerID))
+            let count = 120
+            for index in 0..<count { try await a.session.send(MeshTests.payload(index), to: [b.peerID, c.peerID, d.peerID]) }
+            // Reliable: what the relay broke holds back what follows until the sender's re-send (ordinary routed
+            // frames, which this relay leaves alone) repairs it.
+            #expect(await eventually(timeout: .seconds(60)) {
+                var done = true
+                for peer in [b, c, d] where await peer.log.receivedCount < count { done = false }
+                return done
+            })
+            #expect(tamperer.tampered > 0)
+            for peer in [b, c, d] {
+                let received = await peer.log.received
+                #expect(received.allSatisfy { $0.1 == a.peerID })
+                #expect(received.map(\.0) == (0..<count).map(MeshTests.payload), "\(peer.peerID.displayName): only genuine messages, each once, in order")
+                #expect(await peer.log.orderViolations.isEmpty)
+            }
+            for peer in [c, d] {
+                let counters = await peer.session.meshCounters
+                #expect(counters.droppedForgeries > 0, "\(peer.peerID.displayName) saw no forgery")
+            }
+            #expect(await a.session.meshCounters.retransmitted > 0)
+            for peer in [d, c, b, a, forger] { await peer.shutdown() }
+        }
+    }
+
     /// Sessions far beyond Multipeer Connectivity's 8 peers.
     @Suite("Mesh: scale")
     struct MeshScaleTests {

@@ -47,6 +47,8 @@ extension Session {
         /// publish in the session answers (the relayed path stays as the fallback). Tests that simulate separate
         /// networks on one loopback turn it off.
         public var linksDirectlyWhenReachable = true
+        /// Tests only: the same for each multicast frame this member forwards (one per next hop).
+        package var multicastRelayHook: (@Sendable (MulticastFrame) -> [MulticastFrame])?
         /// The hop limit of the routed frames we originate: paths longer than this are not used.
         public var maximumHops: UInt8 = 64
 

@@ -220,6 +220,8 @@ extension SessionCore {
             case .dropNoRoute:
                 meshCounters.droppedNoRoute += 1
             }
+        case .multicast(let multicast):
+            receivedMulticast(multicast)
         default:
             break
         }
@@ -227,7 +229,7 @@ extension SessionCore {
 
     /// The end-to-end channel with a member, derived from the session key in its latest signed record (and
     /// derived again when that key changes, i.e. the member started a new session).
-    private func channel(with peer: [UInt8]) -> EndToEndChannel? {
+    func channel(with peer: [UInt8]) -> EndToEndChannel? {
         guard let key = mesh.sessionKey(of: peer) else { return nil }
         if let existing = channels[peer], existing.peerSessionKey == key { return existing }
         let channel = try? EndToEndChannel(me: localIdentity.peerID.keyID, ownSessionKey: endToEndKey, peer: peer, peerSessionKey: key)
@@ -238,7 +240,7 @@ extension SessionCore {
     /// A routed frame for us: it must open under the channel with its claimed source (so it is authentic, unaltered
     /// and not a replay), and its inner frame must be a data or transfer frame with the same source and us as
     /// destination, from a member we announced. Anything else is dropped and counted, never delivered.
-    private func deliverRouted(_ routed: RoutedFrame, direct: Bool) {
+    func deliverRouted(_ routed: RoutedFrame, direct: Bool) {
         if routed.flags & EndToEndChannel.ackFlag != 0 {
             guard var channel = channel(with: routed.source), channel.receiveAcknowledgement(routed) else {
                 meshCounters.droppedForgeries += 1
@@ -343,7 +345,7 @@ extension SessionCore {
     /// unacknowledged goes again on the new one first (the receiver drops what it already had). When the old link
     /// still works (a shorter path appeared), new frames wait until the old path's frames are acknowledged, so
     /// that the faster path cannot overtake them; the retransmission timer ends a wait that would never end.
-    private func settledLink(to key: [UInt8]) -> LinkHandler? {
+    func settledLink(to key: [UInt8]) -> LinkHandler? {
         guard let hop = mesh.nextHop(to: key), let link = directLink(hop), channel(with: key) != nil else { return nil }
         let id = ObjectIdentifier(link)
         if channelLinks[key] == id { return link }
@@ -419,7 +421,7 @@ extension SessionCore {
 
     /// Every half second: a channel whose oldest frames were not acknowledged for a second (lost behind the first
     /// hop, where we see no link fail) sends them again on its current best path.
-    private func startRetransmissionTimer() {
+    func startRetransmissionTimer() {
         guard retransmissionTask == nil, !isClosed else { return }
         retransmissionTask = loop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) { [self] task in
             let now = NIODeadline.now()

@@ -219,7 +219,10 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         for peer in peers where memberLink(peer) == nil {
             return loop.makeFailedFuture(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
         }
-        let futures = peers.map { peer in
+        // To several members: one copy per link where their paths share it (SessionCore+Multicast.swift).
+        var futures: [EventLoopFuture<Void>] = []
+        let unicast = peers.count > 1 ? sendMulticast(message, to: peers, mode: mode, futures: &futures) : peers
+        futures += unicast.map { peer in
             let promise = loop.makePromise(of: Void.self)
             if !sendSequenced(message, to: peer, mode: mode, promise: promise) {
                 members[peer]!.send(message, mode: mode, promise: promise)

@@ -58,7 +58,7 @@ public struct LinkStateMachine: Sendable {
         case deliver(ByteBuffer, from: PeerID, mode: Frame.Mode)
         /// A resource or stream frame from the peer, addressed to us (the session's transfers handle it).
         case transfer(TransferFrame, from: PeerID)
-        /// A link-state record or a routed frame from the peer (the session's mesh handles it).
+        /// A link-state record, or a routed or multicast frame, from the peer (the session's mesh handles it).
         case mesh(Frame, from: PeerID)
         /// Close the connection; `reason` is nil when we left on purpose.
         case close(reason: PeerMeshError?)
@@ -245,9 +245,9 @@ public struct LinkStateMachine: Sendable {
                 return fail(Frame.violation("a transfer frame names another source or destination"), tellPeer: true)
             }
             return [.transfer(transfer, from: peer.peerID)]
-        case (.linkState, .connected(let peer, _)), (.routed, .connected(let peer, _)):
+        case (.linkState, .connected(let peer, _)), (.routed, .connected(let peer, _)), (.multicast, .connected(let peer, _)):
             return [.mesh(frame, from: peer.peerID)]
-        case (.data, _), (.transfer, _), (.linkState, _), (.routed, _):
+        case (.data, _), (.transfer, _), (.linkState, _), (.routed, _), (.multicast, _):
             framesDiscardedBeforeAcceptance += 1
             return []
         default:

@@ -361,3 +361,46 @@ public struct ReplayWindow: Sendable, Equatable {
     private static func word(_ sequence: UInt64) -> Int { Int((sequence % size) / 64) }
     private static func bit(_ sequence: UInt64) -> UInt64 { 1 << (sequence % 64) }
 }
+
+// MARK: - Multicast entries (the frame itself is in Multicast.swift)
+
+extension EndToEndChannel {
+    /// The nonce prefix of multicast entries. A sequence whose entry was sealed with it may later be re-sent as a
+    /// unicast routed frame under the same key and sequence (nonce prefix 4 zero bytes): the prefixes keep the two
+    /// nonces apart.
+    static let multicastNoncePrefix: [UInt8] = [0, 0, 0, 1]
+
+    /// Our key ID.
+    var ownKeyID: [UInt8] { me }
+    /// The peer's key ID.
+    var peerKeyID: [UInt8] { peer }
+
+    /// Reserves the next sequence for `inner` (retained and re-sent like any frame) and seals `secret` for the peer
+    /// under our send key, nonce = `multicastNoncePrefix` · sequence, authenticating what `associatedData` makes of
+    /// the sequence and whether it carries the resync bit. The sequence is sealed this way once.
+    mutating func reserveSealing(_ inner: ByteBuffer, secret: [UInt8],
+                                 associatedData: (_ sequence: UInt64, _ resync: Bool) -> Data) -> (sequence: UInt64, resync: Bool, sealed: [UInt8]) {
+        let sequence = reserve(inner)
+        let resync = retained[retained.count - 1].resync
+        let box = try! ChaChaPoly.seal(secret, using: sendKey, nonce: Self.nonce(sequence, prefix: Self.multicastNoncePrefix),
+                                       authenticating: associatedData(sequence, resync))
+        return (sequence, resync, Array(box.ciphertext) + Array(box.tag))
+    }
+
+    /// Opens what the peer sealed with `reserveSealing` for `sequence`; nil when it was forged or altered, or the
+    /// sequence is not fresh (already received, or too old). Records nothing.
+    func openSealing(_ sealed: [UInt8], sequence: UInt64, associatedData: Data) -> [UInt8]? {
+        guard window.isFresh(sequence), sealed.count >= Self.tagSize,
+              let box = try? ChaChaPoly.SealedBox(nonce: Self.nonce(sequence, prefix: Self.multicastNoncePrefix),
+                                                  ciphertext: sealed.dropLast(Self.tagSize), tag: sealed.suffix(Self.tagSize)),
+              let opened = try? ChaChaPoly.open(box, using: receiveKey, authenticating: associatedData)
+        else { return nil }
+        return Array(opened)
+    }
+
+    static func nonce(_ sequence: UInt64, prefix: [UInt8]) -> ChaChaPoly.Nonce {
+        var bytes = prefix
+        withUnsafeBytes(of: sequence.bigEndian) { bytes += $0 }
+        return try! ChaChaPoly.Nonce(data: bytes)
+    }
+}

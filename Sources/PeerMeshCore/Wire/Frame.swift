@@ -23,13 +23,15 @@ public enum Frame: Hashable, Sendable {
     case linkState(LinkStateRecord)
     /// A data or transfer frame on its way between members that are not directly linked.
     case routed(RoutedFrame)
+    /// One message fragment for several members, crossing each link once (see `MulticastFrame`).
+    case multicast(MulticastFrame)
 
     /// Frame type bytes.
     public enum Kind: UInt8, Sendable, CaseIterable {
         case hello = 1, invitation = 2, invitationResponse = 3, data = 4, heartbeat = 5, close = 6
         case transferOpen = 7, transferAccept = 8, transferChunk = 9, transferCredit = 10, transferEnd = 11
         case transferReset = 12, transferDone = 13
-        case linkState = 14, routed = 15
+        case linkState = 14, routed = 15, multicast = 16
     }
 
     /// This frame's type byte.
@@ -44,6 +46,7 @@ public enum Frame: Hashable, Sendable {
         case .transfer(let transfer): transfer.body.kind
         case .linkState: .linkState
         case .routed: .routed
+        case .multicast: .multicast
         }
     }
 

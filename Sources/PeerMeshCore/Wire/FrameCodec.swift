@@ -64,6 +64,8 @@ extension Frame {
             buffer.writeInteger(routed.sequence)
             var payload = routed.payload
             buffer.writeBuffer(&payload)
+        case .multicast(let multicast):
+            multicast.writeBody(into: &buffer)
         }
         buffer.setInteger(UInt32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
     }
@@ -193,6 +195,8 @@ extension Frame {
             let sequence = try body.readOrThrow(UInt64.self, "routed sequence")
             let payload = body.readSlice(length: body.readableBytes)!
             return .routed(RoutedFrame(source: source, destination: destination, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload))
+        case .multicast:
+            return .multicast(try MulticastFrame.readBody(from: &body))
         }
     }
 
