@@ -190,6 +190,34 @@ struct MeshInProcess {
             await c.shutdown(); await b.shutdown(); await a.shutdown()
         }
 
+        @Test func aMemberThatLeavesAndComesBackAsANewProcessIsHeardAgain() async throws {
+            let scratch = try Scratch()
+            defer { scratch.remove() }
+            let a = try TestPeer("again-a", scratch: scratch)
+            let identity = try Identity.generate(displayName: "again-b")
+            let (file, digest) = try scratch.file("again.bin", size: 3 << 20)
+            for round in 0..<3 {
+                // A new session (new end-to-end keys) under the same identity, as a restarted process has.
+                let b = try TestPeer("again-b", identity: identity)
+                try await b.join(a)
+                try await b.session.send(Self.payload(round), to: [a.peerID])
+                try await a.session.send(Self.payload(round), to: [b.peerID])
+                #expect(await eventually { await a.log.received.map(\.0).last == Self.payload(round) }, "round \(round): A heard nothing")
+                #expect(await eventually { await b.log.received.map(\.0) == [Self.payload(round)] }, "round \(round): B heard nothing")
+                let sent = await peerMeshError { try await b.session.sendResource(at: file, name: "again.bin", to: a.peerID) }
+                #expect(sent == nil, "round \(round): \(String(describing: sent))")
+                guard case .success(let url)? = await a.finished("again.bin", index: round) else { Issue.record("round \(round): no file"); return }
+                #expect(try sha256(of: url) == digest)
+                if round == 1 {
+                    // The returning process does not say goodbye: A learns only from the new link.
+                    try await b.session.core.loop.submit { b.session.core.cutLinks(to: a.peerID) }.get()
+                }
+                await b.shutdown()
+                await a.waitFor(identity.peerID, \.isNotConnected)
+            }
+            await a.shutdown()
+        }
+
         /// Drops every routed frame from one member while told to (a relay that loses what it carries).
         final class Blackhole: @unchecked Sendable {
             private let lock = NSLock()

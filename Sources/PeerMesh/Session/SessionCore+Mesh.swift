@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import NIOCore
 import PeerMeshCore
@@ -193,6 +194,7 @@ extension SessionCore {
             switch mesh.receive(record) {
             case .accepted:
                 for (peer, other) in memberLinks where peer != neighbor { other.enqueue(frame, on: .control) }
+                awaitingRecord.remove(Array(SHA256.hash(data: record.originKeyDER)))
                 refreshMembership()
             case .duplicate:
                 break
@@ -302,7 +304,7 @@ extension SessionCore {
     /// How frames for `peer` go: its sequenced channel once its end-to-end key is known, else its own link.
     func memberLink(_ peer: PeerID) -> PeerPath? {
         guard announced[peer.keyID] != nil else { return directLink(peer.keyID) }
-        if channel(with: peer.keyID) != nil { return SequencedPath(core: self, peer: peer) }
+        if !awaitingRecord.contains(peer.keyID), channel(with: peer.keyID) != nil { return SequencedPath(core: self, peer: peer) }
         return directLink(peer.keyID)
     }
 

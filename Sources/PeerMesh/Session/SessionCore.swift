@@ -50,6 +50,9 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     /// Where we listen, published in our record; and when we may next try to link directly to each member.
     var listeningEndpoints: [ConnectionData.Endpoint] = []
     var nextDirectAttempt: [[UInt8]: (at: NIODeadline, backoff: TimeAmount)] = [:]
+    /// Direct members whose current record we have not seen since their link came up: until it arrives we do not
+    /// know whether their channel's keys and sequence numbers are still theirs, so frames go on the plain link.
+    var awaitingRecord: Set<[UInt8]> = []
     var sessionEncryption: EncryptionPreference { encryption }
     var localIdentity: LocalIdentity { identity.local }
     var sessionConfiguration: Session.Configuration { configuration }
@@ -302,6 +305,9 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     }
 
     func link(_ link: LinkHandler, connected peer: PeerID) {
+        // Unless it is a member we already reach through others (an upgrade), the peer may be a new process with
+        // the same identity: its channel waits for the record it publishes on this link (SessionCore+Mesh.swift).
+        if members[peer] != nil || announced[peer.keyID] == nil { awaitingRecord.insert(peer.keyID) }
         if let previous = members[peer], previous !== link {
             // The same identity connected again (e.g. restarted): the newest link wins.
             transfers.peerDisconnected(peer)

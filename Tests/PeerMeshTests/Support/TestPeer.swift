@@ -77,6 +77,7 @@ final class TestPeer: Sendable {
         policy: InvitationPolicy = .accept,
         consume: Bool = true,
         tlsIdentity: Identity? = nil,
+        identity given: Identity? = nil,
         configure: (inout Session.Configuration) -> Void = { _ in }
     ) throws {
         var configuration = Session.Configuration()
@@ -85,7 +86,7 @@ final class TestPeer: Sendable {
         // explicitly with connect(to:), and the direct-upgrade tests turn this back on.
         configuration.linksDirectlyWhenReachable = false
         configure(&configuration)
-        let identity = try Identity.generate(displayName: name)
+        let identity = try given ?? Identity.generate(displayName: name)
         session = try Session(identity: identity, encryption: encryption, configuration: configuration, tlsIdentity: tlsIdentity ?? identity)
         consumer = consume ? Self.startConsuming(session: session, log: log, policy: policy) : nil
     }
