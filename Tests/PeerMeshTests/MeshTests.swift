@@ -208,6 +208,9 @@ struct MeshInProcess {
                 #expect(sent == nil, "round \(round): \(String(describing: sent))")
                 guard case .success(let url)? = await a.finished("again.bin", index: round) else { Issue.record("round \(round): no file"); return }
                 #expect(try sha256(of: url) == digest)
+                // Nothing was taken for a stale duplicate and recovered only by a re-send a second later.
+                #expect(await b.session.meshCounters.retransmitted == 0, "round \(round)")
+                #expect(await a.session.meshCounters.droppedDuplicates == 0, "round \(round)")
                 if round == 1 {
                     // The returning process does not say goodbye: A learns only from the new link.
                     try await b.session.core.loop.submit { b.session.core.cutLinks(to: a.peerID) }.get()

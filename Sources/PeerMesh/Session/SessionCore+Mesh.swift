@@ -254,7 +254,8 @@ extension SessionCore {
             drainParked(to: routed.source)
             return
         }
-        if let channel = channels[routed.source], channel.isDuplicate(routed.sequence) {
+        // `channel(with:)`, not the stored one: a member that restarted has new keys and numbers from 1 again.
+        if let channel = channel(with: routed.source), channel.isDuplicate(routed.sequence) {
             meshCounters.droppedDuplicates += 1
             return
         }

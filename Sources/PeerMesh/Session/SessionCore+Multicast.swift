@@ -112,7 +112,7 @@ extension SessionCore {
     /// Our entry must open on the channel with the frame's source (authentic entry and body, unaltered, not a
     /// replay); then the Data frame it stands for takes the path of one that arrived on the source's own link.
     private func deliverMulticast(_ frame: MulticastFrame, entry: MulticastFrame.Entry) {
-        if let channel = channels[frame.source], channel.isDuplicate(entry.sequence) {
+        if let channel = channel(with: frame.source), channel.isDuplicate(entry.sequence) {
             meshCounters.droppedDuplicates += 1
             return
         }
