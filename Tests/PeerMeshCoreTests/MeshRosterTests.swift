@@ -63,6 +63,8 @@ struct MeshRosterTests {
         #expect(sim.reachable(from: 2) == [0, 1])
         #expect(sim.rosters[0].route(to: sim.peer(2).keyID) == .via(sim.peer(1)))
         #expect(sim.rosters[0].route(to: sim.peer(1).keyID) == .direct)
+        #expect(sim.rosters[0].relays(to: sim.peer(2).keyID) == [sim.peer(1).keyID])
+        #expect(sim.rosters[0].relays(to: sim.peer(1).keyID) == [])
         #expect(sim.rosters[0].distance(to: sim.peer(2).keyID) == 2)
     }
 

@@ -4,12 +4,15 @@
 // several real processes in several network namespaces and assert what each one observed.
 //
 //   peermesh-meshpeer --name NAME --service-type TYPE --downloads DIR [--encryption required|optional|none] [--tamper]
-//                     [--liveness SECONDS]
+//                     [--liveness SECONDS] [--upgrade off]
 //
 // A command is `ID VERB ARGS...`; its reply carries `"id":"ID"` (and `"event":"error"` with a message when it failed).
 //   advertise                              publish the session on the service type (others can join through us)
 //   join NAME SECONDS                      browse; invite the first peer found named NAME (bounded by SECONDS)
+//   code                                   this member's out-of-band connection code (`pm1.…`)
+//   connect CODE                           connect to the member with that code (out of band, no discovery)
 //   route NAME                             "direct", "via:X" or "none"
+//   broadcast COUNT reliable|unreliable    COUNT numbered messages, each to every other member at once
 //   send NAME COUNT reliable|unreliable [AT PID | AT linkdown IFACE]
 //                                          COUNT numbered messages (`MeshPayload.message`); just before message AT,
 //                                          SIGKILL PID, or take this host's interface IFACE down (a cut between two
@@ -187,6 +190,8 @@ final class Peer: Sendable {
         var configuration = Session.Configuration()
         configuration.receivingDirectory = URL(fileURLWithPath: downloads, isDirectory: true)
         if let tamperer { configuration.relayHook = { tamperer.hook($0) } }
+        // Off: members that could reach each other (all on one host) stay linked only as the test linked them.
+        if arguments["upgrade"] == "off" { configuration.linksDirectlyWhenReachable = false }
         if let seconds = arguments["liveness"].flatMap(Double.init) { configuration.livenessTimeout = .milliseconds(Int64(seconds * 1000)) }
         let encryption: EncryptionPreference = switch arguments["encryption"] {
         case "none": .none
@@ -297,6 +302,21 @@ final class Peer: Sendable {
             }
             try await advertiser.start()
             return ["event": "advertising"]
+        case ("code", 0):
+            return ["event": "code", "code": try await session.connectionData().encoded]
+        case ("connect", 1):
+            let peer = try await session.connect(using: try ConnectionData(encoded: args[0]), timeout: .seconds(20))
+            return ["event": "connected", "peer": peer.displayName]
+        case ("broadcast", 2):
+            guard let count = Int(args[0]), ["reliable", "unreliable"].contains(args[1]) else { throw Failure("broadcast COUNT reliable|unreliable") }
+            let everyone = session.connectedPeers
+            var hasher = SHA256()
+            for index in 0..<count {
+                let message = MeshPayload.message(index, from: name)
+                try await session.send(message, to: everyone, mode: args[1] == "reliable" ? .reliable : .unreliable)
+                MeshPayload.add(message, to: &hasher)
+            }
+            return ["event": "sent", "to": everyone.count, "count": count, "sha256": hex(hasher.finalize())]
         case ("join", 2):
             guard let seconds = Double(args[1]) else { throw Failure("join NAME SECONDS") }
             return try await join(args[0], within: .milliseconds(Int64(seconds * 1000)))

@@ -271,4 +271,45 @@ struct MeshProcessTests {
                   + "sending took \(sent.seconds ?? -1) s")
         }
     }
+
+    /// Far beyond Multipeer Connectivity's 8: 32 member processes on one host, linked only in a ring (so the far
+    /// side is 16 hops away and everything else is relayed), converge to one roster and exchange messages —
+    /// broadcasts from one member to all, and a message from every member to the one opposite it.
+    @Test func thirtyTwoProcessesInARingConvergeAndExchangeMessages() async throws {
+        try await Cluster.run { cluster in
+            let host = try await cluster.hosts.up("pmsr", avahi: false)
+            let size = 32
+            var peers: [MeshPeerProcess] = []
+            for index in 0..<size { peers.append(try await cluster.peer("m\(index)", on: host, extra: ["--upgrade", "off"])) }
+            var codes: [String] = []
+            for peer in peers { codes.append(try await peer.command("code").code ?? "") }
+            let start = ContinuousClock.now
+            for index in 0..<size { try await peers[index].command("connect \(codes[(index + 1) % size])", within: 30) }
+            for peer in peers {
+                let stats = try await peer.stats(within: 60) { ($0.members?.count ?? 0) == size - 1 }
+                #expect(stats.members?.count == size - 1, "\(peer.name) sees \(stats.members ?? [])")
+            }
+            let converged = ContinuousClock.now - start
+            let far = try await peers[0].route(to: "m16")
+            #expect(far == "via:m1" || far == "via:m31", "\(far)")
+            let broadcasts = 20
+            let sent = try await peers[0].command("broadcast \(broadcasts) reliable", within: 60)
+            // Every member but m0 (whose opposite, m16, already hears from it) writes to the member opposite it.
+            let opposite = { (index: Int) in (index + size / 2) % size }
+            for index in 1..<size { try await peers[index].command("send m\(opposite(index)) 1 reliable", within: 30) }
+            for (index, peer) in peers.enumerated() {
+                let writer = "m\(opposite(index))"
+                let stats = try await peer.stats(within: 30) { stats in
+                    (index == 0 || (stats.received?["m0"]?.delivered ?? 0) >= broadcasts)
+                        && (opposite(index) == 0 || (stats.received?[writer]?.delivered ?? 0) >= 1)
+                }
+                if index != 0 { Self.expectExactly(broadcasts, stats.received?["m0"], digest: sent.sha256, "m0 → \(peer.name)") }
+                if opposite(index) != 0 {
+                    let ledger = stats.received?[writer]
+                    #expect(ledger?.delivered == 1 && ledger?.genuine == 1, "\(writer) → \(peer.name): \(String(describing: ledger))")
+                }
+            }
+            print("mesh processes, scale: \(size) processes in a ring converged in \(converged)")
+        }
+    }
 }

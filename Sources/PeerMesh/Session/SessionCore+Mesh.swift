@@ -19,7 +19,7 @@ public struct MeshCounters: Sendable, Equatable {
     public var invalidRecords = 0
     /// Link-state records we published.
     public var recordsPublished = 0
-    /// Routed frames we sent again (on a new path, or after a second without acknowledgement).
+    /// Routed frames we sent again (after a path change, or after 3 s without acknowledgement).
     public var retransmitted = 0
     /// Reliable messages for us that arrived ahead of a missing one and were left for the sender to send again.
     public var heldBack = 0
@@ -164,7 +164,17 @@ extension SessionCore {
 
     /// After the roster changed, moves every channel whose first hop changed to its new path.
     private func rerouteChannels() {
-        for key in Set(channelLinks.keys).union(parked.keys) where announced[key] != nil { drainParked(to: key) }
+        for key in Set(channelLinks.keys).union(parked.keys) where announced[key] != nil {
+            // Same first hop, but the relays behind it changed (one of them left): what they held is lost, and
+            // we would see no link of ours fail. Send it again now rather than at the retransmission timeout.
+            let relays = mesh.relays(to: key)
+            if let sent = channelRelays[key], sent != relays, let hop = mesh.nextHop(to: key),
+               let link = directLink(hop), channelLinks[key] == ObjectIdentifier(link) {
+                moveChannel(to: key, onto: link, direct: hop == key)
+            }
+            channelRelays[key] = relays
+            drainParked(to: key)
+        }
     }
 
     /// Acknowledges what we opened, at most every 10 ms per sender (the acknowledgement is cumulative).
@@ -362,6 +372,7 @@ extension SessionCore {
 
     private func moveChannel(to key: [UInt8], onto link: LinkHandler, direct: Bool) {
         channelLinks[key] = ObjectIdentifier(link)
+        channelRelays[key] = mesh.relays(to: key)
         guard var channel = channels[key], channel.inFlight > 0 else { return }
         let frames = channel.unacknowledged(direct: direct, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
         channels[key] = channel
@@ -410,6 +421,7 @@ extension SessionCore {
     private func abandonChannel(to peer: PeerID, reason: PeerMeshError) {
         let key = peer.keyID
         channelLinks[key] = nil
+        channelRelays[key] = nil
         ackProgress[key] = nil
         retransmissions[key] = nil
         for item in parked.removeValue(forKey: key) ?? [] { item.promise?.fail(reason) }
@@ -422,7 +434,7 @@ extension SessionCore {
         }
     }
 
-    /// Every half second: a channel whose oldest frames were not acknowledged for a second (lost behind the first
+    /// Every half second: a channel whose oldest frames were not acknowledged for three seconds (lost behind the first
     /// hop, where we see no link fail) sends them again on its current best path.
     func startRetransmissionTimer() {
         guard retransmissionTask == nil, !isClosed else { return }
@@ -431,9 +443,11 @@ extension SessionCore {
             var idle = true
             for (key, channel) in channels where channel.inFlight > 0 && announced[key] != nil {
                 idle = false
-                // Backing off (1 s, 2 s, 4 s ... 32 s) bounds what a stalled receiver costs the relays.
+                // A last resort (path changes re-send at once): 3 s, so that acknowledgements slowed by a busy
+                // machine do not double traffic, then backing off (6 s, 12 s ... 48 s) to bound what a stalled
+                // receiver costs the relays.
                 let waited = retransmissions[key, default: 0]
-                guard now - (ackProgress[key] ?? now) >= .seconds(1 << Int64(min(waited, 5))),
+                guard now - (ackProgress[key] ?? now) >= .seconds(3 << Int64(min(waited, 4))),
                       let hop = mesh.nextHop(to: key), let link = directLink(hop) else { continue }
                 retransmissions[key] = waited + 1
                 moveChannel(to: key, onto: link, direct: hop == key)

@@ -46,6 +46,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     /// When each channel last saw an acknowledgement move forward, and how many re-sends since.
     var ackProgress: [[UInt8]: NIODeadline] = [:]
     var retransmissions: [[UInt8]: Int] = [:]
+    /// The relays each channel's frames last went through (see `rerouteChannels`).
+    var channelRelays: [[UInt8]: [[UInt8]]?] = [:]
     var retransmissionTask: RepeatedTask?
     /// Where we listen, published in our record; and when we may next try to link directly to each member.
     var listeningEndpoints: [ConnectionData.Endpoint] = []

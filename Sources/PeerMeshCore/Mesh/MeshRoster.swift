@@ -75,7 +75,7 @@ public struct MeshRoster: Sendable {
     private var version: UInt64
     private var lastPublished: NIODeadline?
     private var scheduled: NIODeadline?
-    private var routes: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int)] = [:]
+    private var routes: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
     /// Records dropped because their signature or form was bad.
     public private(set) var invalidRecords = 0
 
@@ -143,6 +143,19 @@ public struct MeshRoster: Sendable {
     /// The neighbour to hand a frame for `destination` to.
     public func nextHop(to destination: [UInt8]) -> [UInt8]? { routes[destination]?.firstHop }
 
+    /// The members a frame for `destination` passes through on the way, first hop first (empty when direct).
+    /// When it changes while frames are unacknowledged, they may have been lost behind the first hop.
+    public func relays(to destination: [UInt8]) -> [[UInt8]]? {
+        guard var entry = routes[destination] else { return nil }
+        var path: [[UInt8]] = []
+        while let previous = entry.previous, path.count < routes.count {
+            path.append(previous)
+            guard let next = routes[previous] else { break }
+            entry = next
+        }
+        return path.reversed()
+    }
+
     /// The number of links on the shortest path to `destination`.
     public func distance(to destination: [UInt8]) -> Int? { routes[destination]?.distance }
 
@@ -171,10 +184,10 @@ public struct MeshRoster: Sendable {
     // MARK: Computing routes
 
     private mutating func recompute() {
-        var result: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int)] = [:]
+        var result: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
         var frontier: [[UInt8]] = []
         for key in direct.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            result[key] = (direct[key]!, key, 1)
+            result[key] = (direct[key]!, key, 1, nil)
             frontier.append(key)
         }
         var index = 0
@@ -185,7 +198,7 @@ public struct MeshRoster: Sendable {
             for next in entry.neighbors.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 guard next != me.keyID, result[next] == nil,
                       let other = entries[next], other.neighbors.contains(node) else { continue }
-                result[next] = (other.peer, from.firstHop, from.distance + 1)
+                result[next] = (other.peer, from.firstHop, from.distance + 1, node)
                 frontier.append(next)
             }
         }

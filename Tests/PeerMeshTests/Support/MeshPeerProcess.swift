@@ -102,6 +102,7 @@ struct MeshPeerLine: Decodable, Sendable {
     var peer: String?
     var state: String?
     var route: String?
+    var code: String?
     var found: [String]?
     var from: String?
     var name: String?
