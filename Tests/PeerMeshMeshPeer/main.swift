@@ -12,7 +12,9 @@
 //   code                                   this member's out-of-band connection code (`pm1.…`)
 //   connect CODE                           connect to the member with that code (out of band, no discovery)
 //   route NAME                             "direct", "via:X" or "none"
-//   broadcast COUNT reliable|unreliable    COUNT numbered messages, each to every other member at once
+//   broadcast COUNT reliable|unreliable [PADDING]
+//                                          COUNT numbered messages (PADDING bytes longer), each to every other
+//                                          member at once
 //   send NAME COUNT reliable|unreliable [AT PID | AT linkdown IFACE]
 //                                          COUNT numbered messages (`MeshPayload.message`); just before message AT,
 //                                          SIGKILL PID, or take this host's interface IFACE down (a cut between two
@@ -32,18 +34,24 @@ import Synchronization
 /// What the test and this peer agree on: the exact bytes of every message and stream chunk, so the receiver can
 /// tell a genuine delivery (and its index) from a forged or altered one without being told what was sent.
 enum MeshPayload {
-    /// Message `index` from the member named `sender`: its index, its sender's name, and a body of varying length.
-    static func message(_ index: Int, from sender: String) -> Data {
-        Data("m \(index) \(sender) ".utf8) + Data(repeating: UInt8(index % 251), count: index % 500)
+    /// Message `index` from the member named `sender`: its index, its sender's name, and a body of varying length
+    /// (`padding` more bytes for tests that measure traffic, announced in a header of its own: "p" instead of "m").
+    static func message(_ index: Int, from sender: String, padding: Int = 0) -> Data {
+        let header = padding > 0 ? "p \(index) \(sender) \(padding) " : "m \(index) \(sender) "
+        return Data(header.utf8) + Data(repeating: UInt8(index % 251), count: index % 500 + padding)
     }
 
     /// The index a genuine message from `sender` carries, or nil when the bytes are not exactly such a message.
     static func index(of data: Data, from sender: String) -> Int? {
-        let fields = data.prefix(80).split(separator: UInt8(ascii: " "), maxSplits: 3, omittingEmptySubsequences: false)
-        guard fields.count >= 3, fields[0] == Data("m".utf8)[...],
-              let index = Int(String(decoding: fields[1], as: UTF8.self)), index >= 0,
-              message(index, from: sender) == data else { return nil }
-        return index
+        let fields = data.prefix(80).split(separator: UInt8(ascii: " "), maxSplits: 4, omittingEmptySubsequences: false)
+        guard fields.count >= 3, fields[0] == Data("m".utf8)[...] || fields[0] == Data("p".utf8)[...],
+              let index = Int(String(decoding: fields[1], as: UTF8.self)), index >= 0 else { return nil }
+        var padding = 0
+        if fields[0] == Data("p".utf8)[...] {
+            guard fields.count >= 4, let value = Int(String(decoding: fields[3], as: UTF8.self)), value > 0 else { return nil }
+            padding = value
+        }
+        return message(index, from: sender, padding: padding) == data ? index : nil
     }
 
     /// Stream chunk `index`.
@@ -307,12 +315,13 @@ final class Peer: Sendable {
         case ("connect", 1):
             let peer = try await session.connect(using: try ConnectionData(encoded: args[0]), timeout: .seconds(20))
             return ["event": "connected", "peer": peer.displayName]
-        case ("broadcast", 2):
-            guard let count = Int(args[0]), ["reliable", "unreliable"].contains(args[1]) else { throw Failure("broadcast COUNT reliable|unreliable") }
+        case ("broadcast", 2), ("broadcast", 3):
+            guard let count = Int(args[0]), ["reliable", "unreliable"].contains(args[1]), let padding = Int(args.count > 2 ? args[2] : "0"), padding >= 0
+            else { throw Failure("broadcast COUNT reliable|unreliable [PADDING]") }
             let everyone = session.connectedPeers
             var hasher = SHA256()
             for index in 0..<count {
-                let message = MeshPayload.message(index, from: name)
+                let message = MeshPayload.message(index, from: name, padding: padding)
                 try await session.send(message, to: everyone, mode: args[1] == "reliable" ? .reliable : .unreliable)
                 MeshPayload.add(message, to: &hasher)
             }

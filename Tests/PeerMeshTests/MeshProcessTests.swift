@@ -312,4 +312,73 @@ struct MeshProcessTests {
             print("mesh processes, scale: \(size) processes in a ring converged in \(converged)")
         }
     }
+
+    /// The ring of five with chords (0-1-2-3-4-0, 0-2, 1-3), one process per host and a veth pair per link: two
+    /// members broadcast (1,000 and 200 messages of about 3 KiB), every member gets every message once and in
+    /// order, and the bytes each link sent in each direction show that no link carried a message twice: each is
+    /// at most one copy of the broadcasts plus overhead, where one copy per member (the way unicast sends) would
+    /// put two or three copies on the links shared by several members' paths.
+    @Test func aBroadcastCrossesEachLinkOfARingWithChordsAtMostOnce() async throws {
+        try await Cluster.run { cluster in
+            let hosts = cluster.hosts
+            var machines: [String] = []
+            for index in 0..<5 { machines.append(try await hosts.up("pmb\(index)", avahi: false)) }
+            let links = [(1, 0), (2, 1), (3, 2), (4, 3), (0, 4), (2, 0), (3, 1)]
+            // Each link's two interfaces, found by the subnet the link was given.
+            var interfaces: [(host: Int, name: String)] = []
+            for (a, b) in links {
+                let subnet = try await cluster.link(machines[a], machines[b])
+                for end in [a, b] {
+                    let listing = try await run(hosts.exec(machines[end], ["ip", "-o", "-4", "addr", "show", "to", "\(subnet).0/24"]), within: 5)
+                    let fields = listing.output.split(separator: " ")
+                    guard listing.status == 0, fields.count > 1 else { Issue.record("no interface on \(subnet).0/24: \(listing.output)"); return }
+                    interfaces.append((end, String(fields[1])))
+                }
+            }
+            var peers: [MeshPeerProcess] = []
+            for index in 0..<5 { peers.append(try await cluster.peer("r\(index)", on: machines[index], extra: ["--upgrade", "off"])) }
+            for (a, b) in links {
+                let code = try await peers[b].command("code").code ?? ""
+                try await peers[a].command("connect \(code)", within: 20)
+            }
+            for peer in peers {
+                let stats = try await peer.stats(within: 20) { ($0.members?.count ?? 0) == 4 }
+                #expect(stats.members?.count == 4, "\(peer.name) sees \(stats.members ?? [])")
+            }
+            func sentBytes() async throws -> [Int] {
+                var result: [Int] = []
+                for interface in interfaces {
+                    let shown = try await run(hosts.exec(machines[interface.host], ["ip", "-s", "-j", "link", "show", "dev", interface.name]), within: 5)
+                    let json = try JSONSerialization.jsonObject(with: Data(shown.output.utf8)) as? [[String: Any]]
+                    let stats = json?.first?["stats64"] as? [String: Any]
+                    result.append(((stats?["tx"] as? [String: Any])?["bytes"] as? Int) ?? -1)
+                }
+                return result
+            }
+            let before = try await sentBytes()
+            let padding = 3000
+            let senders = [(member: 0, count: 1000), (member: 4, count: 200)]
+            var digests: [Int: String] = [:]
+            for sender in senders {
+                digests[sender.member] = try await peers[sender.member].command("broadcast \(sender.count) reliable \(padding)", within: 60).sha256
+            }
+            for (index, peer) in peers.enumerated() {
+                let stats = try await peer.stats(within: 30) { stats in
+                    senders.allSatisfy { $0.member == index || (stats.received?["r\($0.member)"]?.delivered ?? 0) >= $0.count }
+                }
+                for sender in senders where sender.member != index {
+                    Self.expectExactly(sender.count, stats.received?["r\(sender.member)"], digest: digests[sender.member], "r\(sender.member) → \(peer.name)")
+                }
+            }
+            let after = try await sentBytes()
+            // One copy of everything broadcast: each message's bytes (index % 500 + padding + a short header).
+            let copy = senders.reduce(0) { total, sender in total + (0..<sender.count).reduce(0) { $0 + $1 % 500 + padding + 20 } }
+            let bound = copy + copy / 4 + 256 * 1024
+            for (index, interface) in interfaces.enumerated() {
+                let sent = after[index] - before[index]
+                #expect(before[index] >= 0 && sent <= bound, "r\(interface.host) sent \(sent) bytes on \(interface.name); one copy is \(copy)")
+            }
+            print("mesh processes, broadcast on a ring of 5 with chords: one copy \(copy) bytes; per directed link sent \(zip(before, after).map { $1 - $0 })")
+        }
+    }
 }

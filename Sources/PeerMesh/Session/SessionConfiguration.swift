@@ -5,7 +5,8 @@ import PeerMeshCore
 extension Session {
     /// Every bound a session enforces. The defaults follow Multipeer Connectivity where it has one.
     public struct Configuration: Sendable {
-        /// Most members in the session, counting ourselves (MC's default is 8). At least 2.
+        /// Most peers we hold a direct link to, plus ourselves (MC's default is 8). At least 2. Members reached
+        /// through others do not count: the session grows beyond it through relays, and direct upgrades stop at it.
         public var maximumPeers = 8
         /// Largest application message, in bytes; larger sends fail before anything is sent.
         public var maximumMessageSize = 16 * 1024 * 1024
