@@ -25,6 +25,12 @@ public struct MeshCounters: Sendable, Equatable {
     public var heldBack = 0
     /// End-to-end acknowledgements we sent.
     public var acknowledgementsSent = 0
+    /// Bytes of LinkState frames we wrote to our links (our own records and those we flooded on; frame
+    /// headers included, TLS record overhead not): the control traffic that builds the roster.
+    public var linkStateBytesSent = 0
+    /// Bytes of Routed frames other than acknowledgements that we wrote to our links: frames we originated
+    /// (sealed for relays, or with the unsealed header on our own link to the member), sent again, or relayed.
+    public var routedBytesSent = 0
 }
 
 /// Where frames for one member go: its own link (before the member's end-to-end key is known), or its
@@ -182,6 +188,15 @@ extension SessionCore {
                 link.enqueue(.routed(ack), on: .control)
                 meshCounters.acknowledgementsSent += 1
             }
+        }
+    }
+
+    /// Counts the mesh frames a link wrote (`MeshCounters.linkStateBytesSent`, `routedBytesSent`).
+    func link(_ link: LinkHandler, wroteMesh frame: Frame, bytes: Int) {
+        switch frame {
+        case .linkState: meshCounters.linkStateBytesSent += bytes
+        case .routed(let routed) where routed.flags & EndToEndChannel.ackFlag == 0: meshCounters.routedBytesSent += bytes
+        default: break
         }
     }
 
