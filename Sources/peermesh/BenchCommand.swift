@@ -29,27 +29,94 @@ struct BenchCommand: AsyncParsableCommand {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Accept every invitation; discard, echo or acknowledge messages.")
 
-        @Option(help: "File to write the connection code to once listening.")
+        @Option(help: "File to write the connection code to once listening (and joined, unless --join-on-signal).")
         var readyFile: String
 
         @Option(help: "Encryption: required, optional or none.")
         var encryption: Encryption = .required
 
+        @Option(help: "Address to listen on (default 127.0.0.1). Repeat it for several: the session then listens on every address of the host and its connection code lists only these, in this order.")
+        var listen: [String] = []
+
+        @Option(help: "Join the session of the bench server whose ready file is PATH (repeatable), before writing our ready file.")
+        var join: [String] = []
+
+        @Flag(help: "Join (--join) only on SIGUSR2, after writing the ready file: a runner starts many joins at once.")
+        var joinOnSignal = false
+
+        @Flag(inversion: .prefixedNo, help: "Link directly to members reached through others when their published addresses answer.")
+        var directLinks = true
+
+        @Flag(help: "Print JSON lines on standard output: roster changes and messages received (with CLOCK_MONOTONIC ns), and the mesh counters on each SIGUSR1.")
+        var report = false
+
+        @Option(help: "Exit as soon as the process with this PID is no longer our parent (a runner that died).")
+        var parentPid: Int32?
+
         func run() async throws {
+            if let parentPid { BenchProcess.exitWhenOrphaned(from: parentPid) }
+            // Installed before the ready file exists: a runner signals only after reading it.
+            let joinSignal = joinOnSignal ? BenchSignal(SIGUSR2) : nil
+            let hosts = listen.isEmpty ? ["127.0.0.1"] : listen
             var configuration = Session.Configuration()
-            configuration.listenHost = "127.0.0.1"
+            configuration.listenHost = hosts.count == 1 ? hosts[0] : (hosts.contains { $0.contains(":") } ? "::" : "0.0.0.0")
             configuration.maximumPeers = 1024
             configuration.maximumPendingConnections = 256
+            configuration.linksDirectlyWhenReachable = directLinks
             configuration.receivingDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-\(getpid())")
             defer { try? FileManager.default.removeItem(at: configuration.receivingDirectory) }
             let session = try Session(identity: try Identity.generate(displayName: "bench-server"), encryption: encryption.preference, configuration: configuration)
-            let code = try await session.connectionData().encoded
-            try Data((code + "\n").utf8).write(to: URL(fileURLWithPath: readyFile), options: .atomic)
+            let counters = report ? BenchSignal(SIGUSR1) : nil
+            if let counters {
+                Task {
+                    for await _ in counters.arrivals {
+                        let c = await session.meshCounters
+                        BenchReport.line("counters", ["link_state_bytes": Double(c.linkStateBytesSent),
+                                          "routed_bytes": Double(c.routedBytesSent), "relayed": Double(c.relayed),
+                                          "records_published": Double(c.recordsPublished), "retransmitted": Double(c.retransmitted),
+                                          "peers": Double(session.connectedPeers.count)])
+                    }
+                }
+            }
+            let serving = Task { await Self.serve(session, report: report) }
+            var data = try await session.connectionData()
+            if hosts.count > 1 {
+                let port = data.endpoints[0].port
+                data = try ConnectionData(peerID: data.peerID, encryption: data.encryption,
+                                          endpoints: try hosts.map { try ConnectionData.Endpoint(address: try Self.addressBytes($0), port: port) })
+            }
+            // A joined member's ready file is read when joining: with --join-on-signal it may not exist before.
+            let joinAll: @Sendable ([String]) async throws -> Void = { paths in
+                for path in paths {
+                    let other = try ConnectionData(encoded: try String(contentsOf: URL(fileURLWithPath: path), encoding: .utf8))
+                    do { try await session.connect(using: other) } catch {
+                        printError("bench serve: joining \(other.peerID) (\(path)) failed: \(error)")
+                        throw ExitCode(1)
+                    }
+                }
+            }
+            if joinSignal == nil { try await joinAll(join) }
+            try Data((data.encoded + "\n").utf8).write(to: URL(fileURLWithPath: readyFile), options: .atomic)
+            if let joinSignal {
+                for await _ in joinSignal.arrivals { break }
+                try await joinAll(join)
+            }
+            await serving.value
+            withExtendedLifetime((joinSignal, counters)) {}
+        }
+
+        /// Accepts every invitation; echoes, acknowledges or counts messages; reports received resources.
+        private static func serve(_ session: Session, report: Bool) async {
             for await event in session.events {
                 switch event {
                 case .invitation(let invitation):
                     try? invitation.accept()
+                case .peerChanged(_, let state):
+                    if report, state != .connecting {
+                        BenchReport.line("peers", ["n": Double(session.connectedPeers.count), "t": BenchProcess.monotonicNanoseconds()])
+                    }
                 case .received(let data, let peer):
+                    if report { BenchReport.line("recv", ["bytes": Double(data.count), "t": BenchProcess.monotonicNanoseconds()]) }
                     switch data.first.flatMap(Kind.init(rawValue:)) {
                     case .echo?, .finish?: try? await session.send(data, to: [peer])
                     default: break
@@ -68,6 +135,15 @@ struct BenchCommand: AsyncParsableCommand {
                 }
             }
         }
+
+        /// The 4 or 16 bytes of a numeric IPv4 or IPv6 address.
+        static func addressBytes(_ host: String) throws -> [UInt8] {
+            var v4 = in_addr()
+            if inet_pton(AF_INET, host, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+            var v6 = in6_addr()
+            if inet_pton(AF_INET6, host, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+            throw ValidationError("--listen takes a numeric IP address, not \(host)")
+        }
     }
 
     struct Run: AsyncParsableCommand {
@@ -75,7 +151,7 @@ struct BenchCommand: AsyncParsableCommand {
             abstract: "Run one scenario against a bench server and print one JSON line. Exit 3: scenario not available yet."
         )
 
-        @Argument(help: "throughput | messages | rtt | invite | file | latency-under-load (relay, discovery, roster: not yet)")
+        @Argument(help: "throughput | messages | rtt | invite | file | latency-under-load | relay | discovery | roster")
         var scenario: String
 
         @Option(help: "The server's ready file (its connection code).")
@@ -108,6 +184,15 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "file / latency-under-load: send this file instead of generating one of --file-size bytes.")
         var file: String?
 
+        @Option(help: "relay: the ready file of the member to stream to (through the session joined with --connect).")
+        var to: String?
+
+        @Option(help: "roster: members in the session, counting this process (it spawns the others).")
+        var members: Int = 8
+
+        @Flag(help: "roster: members link directly when they can reach each other (default: a ring of relays).")
+        var directLinks = false
+
         @Flag(help: "Print JSON (the only format; kept for the harness's command line).")
         var json = false
 
@@ -116,13 +201,21 @@ struct BenchCommand: AsyncParsableCommand {
                 try await discovery()
                 return
             }
+            var result: [String: Double]
+            if scenario == "roster" {
+                result = try await RosterBench(members: members, directLinks: directLinks, encryption: encryption, messageSize: messageSize).run()
+                print(Self.json(scenario, result))
+                return
+            }
             let code = try String(contentsOf: URL(fileURLWithPath: connect), encoding: .utf8)
             let data = try ConnectionData(encoded: code)
             let identity = try Identity.generate(displayName: "bench-client")
-            var result: [String: Double]
             switch scenario {
             case "throughput", "messages":
-                result = try await stream(to: data, identity: identity)
+                let client = try session(identity)
+                result = try await stream(client, to: try await client.connect(using: data))
+            case "relay":
+                result = try await relay(through: data, identity: identity)
             case "rtt":
                 result = try await roundTrips(to: data, identity: identity)
             case "invite":
@@ -131,16 +224,17 @@ struct BenchCommand: AsyncParsableCommand {
                 result = try await file(to: data, identity: identity)
             case "latency-under-load":
                 result = try await latencyUnderLoad(to: data, identity: identity)
-            case "relay", "roster":
-                printError("scenario \(scenario) is not available yet")
-                throw ExitCode(3)
             default:
                 printError("unknown scenario \(scenario)")
                 throw ExitCode(2)
             }
             result["message_size"] = Double(messageSize)
+            print(Self.json(scenario, result))
+        }
+
+        static func json(_ scenario: String, _ result: [String: Double]) -> String {
             let body = result.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\(Self.format($0.value))" }.joined(separator: ",")
-            print("{\"scenario\":\"\(scenario)\",\(body)}")
+            return "{\"scenario\":\"\(scenario)\",\(body)}"
         }
 
         private func session(_ identity: Identity) throws -> Session {
@@ -149,10 +243,26 @@ struct BenchCommand: AsyncParsableCommand {
             return try Session(identity: identity, encryption: encryption.preference, configuration: configuration)
         }
 
-        /// Sends `messageSize` messages for `seconds`, then waits until the server acknowledged all of them.
-        private func stream(to data: ConnectionData, identity: Identity) async throws -> [String: Double] {
+        /// Joins the session of the member in `data`, waits until the member whose ready file is `--to` is in the
+        /// roster (directly or through others), then streams to it as `throughput` does: the rate is what reached it.
+        private func relay(through data: ConnectionData, identity: Identity) async throws -> [String: Double] {
+            guard let to else { throw ValidationError("relay needs --to PATH (the ready file of the member to stream to)") }
+            let target = try ConnectionData(encoded: try String(contentsOf: URL(fileURLWithPath: to), encoding: .utf8)).peerID
             let client = try session(identity)
-            let peer = try await client.connect(using: data)
+            try await client.connect(using: data)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !client.connectedPeers.contains(target) {
+                guard ContinuousClock.now < deadline else { throw ValidationErrorText("\(target) did not join the roster within 30 s") }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let route = await client.route(to: target)
+            var result = try await stream(client, to: target)
+            result["relayed"] = route == .direct ? 0 : 1
+            return result
+        }
+
+        /// Sends `messageSize` messages to `peer` for `seconds`, then waits until it acknowledged all of them.
+        private func stream(_ client: Session, to peer: PeerID) async throws -> [String: Double] {
             let finished = Task {
                 for await event in client.events { if case .received = event { return true } }
                 return false

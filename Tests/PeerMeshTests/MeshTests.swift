@@ -63,6 +63,40 @@ struct MeshInProcess {
             await c.shutdown(); await b.shutdown(); await a.shutdown()
         }
 
+        /// `linkStateBytesSent` counts the records that built the roster; `routedBytesSent` counts, exactly, the frames
+        /// of a message: each fragment is its Data frame inside a Routed frame (74-byte header), plus a 16-byte tag when
+        /// sealed for relays, at the source and again at the relay; acknowledgements are not counted.
+        @Test func wireCountersCountRecordsAndEachMessagesRoutedBytes() async throws {
+            let (a, b, c) = try await Self.line()
+            await a.waitFor(c.peerID, \.isConnected)
+            await c.waitFor(a.peerID, \.isConnected)
+            for peer in [a, b, c] { #expect(await peer.session.meshCounters.linkStateBytesSent > 0) }
+            let message = Data(repeating: 7, count: 100_000)   // two fragments
+            let fragments = 2
+            let framing = 5 + RoutedFrame.headerSize + 5 + FrameLimits.dataHeaderSize
+            func counters() async -> [MeshCounters] {
+                var all: [MeshCounters] = []
+                for peer in [a, b, c] { all.append(await peer.session.meshCounters) }
+                return all
+            }
+            let start = await counters()
+            try await a.session.send(message, to: [c.peerID])
+            #expect(await eventually { await c.log.receivedCount == 1 })
+            let relayed = await counters()
+            if relayed[0].retransmitted == start[0].retransmitted {   // a re-send (a stalled machine) counts too
+                #expect(relayed[0].routedBytesSent - start[0].routedBytesSent == message.count + fragments * (framing + 16))
+                #expect(relayed[1].routedBytesSent - start[1].routedBytesSent == message.count + fragments * (framing + 16))
+            }
+            #expect(relayed[2].routedBytesSent == start[2].routedBytesSent, "C only acknowledged")
+            try await a.session.send(message, to: [b.peerID])
+            #expect(await eventually { await b.log.receivedCount == 1 })
+            let direct = await counters()
+            if direct[0].retransmitted == relayed[0].retransmitted {
+                #expect(direct[0].routedBytesSent - relayed[0].routedBytesSent == message.count + fragments * framing)
+            }
+            await c.shutdown(); await b.shutdown(); await a.shutdown()
+        }
+
         @Test func aResourceAndAStreamCrossTheRelay() async throws {
             let scratch = try Scratch()
             defer { scratch.remove() }

@@ -14,6 +14,8 @@ protocol LinkDelegate: AnyObject {
     func link(_ link: LinkHandler, receivedTransfer frame: TransferFrame, from peer: PeerID)
     func link(_ link: LinkHandler, receivedMesh frame: Frame, from peer: PeerID)
     func link(_ link: LinkHandler, closedWith reason: PeerMeshError?)
+    /// A LinkState or Routed frame of `bytes` bytes (frame header included) was written to the connection.
+    func link(_ link: LinkHandler, wroteMesh frame: Frame, bytes: Int)
 }
 
 /// The thin driver of one link: feeds bytes and events to `LinkStateMachine` and performs its actions.
@@ -216,6 +218,10 @@ final class LinkHandler: ChannelInboundHandler {
     private func write(_ frame: Frame, context: ChannelHandlerContext) {
         var buffer = context.channel.allocator.buffer(capacity: frame.wireSize)
         frame.write(into: &buffer)
+        switch frame {
+        case .linkState, .routed: delegate?.link(self, wroteMesh: frame, bytes: buffer.readableBytes)
+        default: break
+        }
         context.write(wrapOutboundOut(buffer), promise: nil)
     }
 

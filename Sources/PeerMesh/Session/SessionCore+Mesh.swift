@@ -25,6 +25,12 @@ public struct MeshCounters: Sendable, Equatable {
     public var heldBack = 0
     /// End-to-end acknowledgements we sent.
     public var acknowledgementsSent = 0
+    /// Bytes of LinkState frames we wrote to our links (our own records and those we flooded on; frame
+    /// headers included, TLS record overhead not): the control traffic that builds the roster.
+    public var linkStateBytesSent = 0
+    /// Bytes of Routed frames other than acknowledgements that we wrote to our links: frames we originated
+    /// (sealed for relays, or with the unsealed header on our own link to the member), sent again, or relayed.
+    public var routedBytesSent = 0
 }
 
 extension SessionCore {
@@ -110,6 +116,16 @@ extension SessionCore {
             drainParked(to: key)
         }
     }
+
+    /// Counts the mesh frames a link wrote (`MeshCounters.linkStateBytesSent`, `routedBytesSent`).
+    func link(_ link: LinkHandler, wroteMesh frame: Frame, bytes: Int) {
+        switch frame {
+        case .linkState: meshCounters.linkStateBytesSent += bytes
+        case .routed(let routed) where routed.flags & EndToEndChannel.ackFlag == 0: meshCounters.routedBytesSent += bytes
+        default: break
+        }
+    }
+
     // MARK: Frames from neighbours
 
     func link(_ link: LinkHandler, receivedMesh frame: Frame, from neighbor: PeerID) {
