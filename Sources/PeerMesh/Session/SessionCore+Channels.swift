@@ -209,3 +209,12 @@ extension SessionCore {
         }
     }
 }
+
+extension ByteBuffer {
+    /// A copy of `other`'s readable bytes in storage of their own size.
+    init(compacting other: ByteBuffer) {
+        self = ByteBufferAllocator().buffer(capacity: other.readableBytes)
+        var source = other
+        writeBuffer(&source)
+    }
+}

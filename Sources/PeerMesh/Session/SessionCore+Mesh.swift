@@ -153,8 +153,11 @@ extension SessionCore {
             switch mesh.relay(routed) {
             case .deliver:
                 deliverRouted(routed, direct: false)
-            case .forward(let hop, let forwarded):
+            case .forward(let hop, var forwarded):
                 guard let next = directLink(hop) else { meshCounters.droppedNoRoute += 1; return }
+                // The payload is a slice of the read buffer: queued as it is, each frame waiting for the next link
+                // would keep a whole read buffer alive (hundreds of MiB at a busy relay). A right-sized copy frees it.
+                forwarded.payload = ByteBuffer(compacting: forwarded.payload)
                 let out = sessionConfiguration.relayHook?(forwarded) ?? [forwarded]
                 for item in out { next.enqueue(.routed(item), on: .messages) }
                 meshCounters.relayed += 1

@@ -101,7 +101,9 @@ extension SessionCore {
                 meshCounters.droppedNoRoute += hop.frame.entries.count
                 continue
             }
-            for item in sessionConfiguration.multicastRelayHook?(hop.frame) ?? [hop.frame] { next.enqueue(.multicast(item), on: .messages) }
+            var forwarded = hop.frame
+            forwarded.body = ByteBuffer(compacting: forwarded.body) // as for Routed: do not pin the read buffer
+            for item in sessionConfiguration.multicastRelayHook?(forwarded) ?? [forwarded] { next.enqueue(.multicast(item), on: .messages) }
             meshCounters.relayed += 1
         }
         meshCounters.droppedHopLimit += plan.droppedHopLimit
