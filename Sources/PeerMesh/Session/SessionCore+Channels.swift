@@ -50,9 +50,8 @@ extension SessionCore {
             let peers = pendingAcks
             pendingAcks = []
             for peer in peers {
-                guard var channel = channels[peer], let hop = mesh.nextHop(to: peer), let link = directLink(hop),
-                      let ack = channel.makeAcknowledgement(hopLimit: sessionConfiguration.maximumHops) else { continue }
-                channels[peer] = channel
+                guard channels[peer] != nil, let hop = mesh.nextHop(to: peer), let link = directLink(hop),
+                      let ack = channels[peer]!.makeAcknowledgement(hopLimit: sessionConfiguration.maximumHops) else { continue }
                 link.enqueue(.routed(ack), on: .control)
                 meshCounters.acknowledgementsSent += 1
             }
@@ -122,9 +121,8 @@ extension SessionCore {
     func moveChannel(to key: [UInt8], onto link: LinkHandler, direct: Bool) {
         channelLinks[key] = ObjectIdentifier(link)
         channelRelays[key] = mesh.relays(to: key)
-        guard var channel = channels[key], channel.inFlight > 0 else { return }
-        let frames = channel.unacknowledged(direct: direct, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
-        channels[key] = channel
+        guard channels[key]?.inFlight ?? 0 > 0 else { return }
+        let frames = channels[key]!.unacknowledged(direct: direct, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
         for frame in frames { link.enqueue(.routed(frame), on: .messages) }
         meshCounters.retransmitted += frames.count
         ackProgress[key] = .now()
@@ -132,16 +130,16 @@ extension SessionCore {
 
     private func transmit(_ item: SequencedFrame, to peer: PeerID, on link: LinkHandler) {
         let key = peer.keyID
-        guard var channel = channels[key] else { return }
+        guard channels[key] != nil else { return }
         var inner = ByteBuffer()
         inner.reserveCapacity(item.frame.wireSize)
         item.frame.write(into: &inner)
+        // In place (`channels[key]!.`): a copy taken out and stored back would copy every retained frame each time.
         let routed = link.peer?.peerID == peer
-            ? channel.wrapDirect(inner)
-            : channel.seal(inner, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
-        if let message = item.endsMessage { channel.noteMessageEnd(message) }
-        if channel.inFlight == 1 { ackProgress[key] = .now() }
-        channels[key] = channel
+            ? channels[key]!.wrapDirect(inner)
+            : channels[key]!.seal(inner, hopLimit: sessionConfiguration.maximumHops, encrypt: sessionEncryption != .none)
+        if let message = item.endsMessage { channels[key]!.noteMessageEnd(message) }
+        if channels[key]!.inFlight == 1 { ackProgress[key] = .now() }
         startRetransmissionTimer()
         // Handed over once the first hop takes it; if that hop dies first, the frame is kept and sent again on the
         // next path, so only losing the member fails it.
@@ -174,10 +172,8 @@ extension SessionCore {
         ackProgress[key] = nil
         retransmissions[key] = nil
         for item in parked.removeValue(forKey: key) ?? [] { item.promise?.fail(reason) }
-        guard var channel = channels[key] else { return }
-        let messages = channel.unacknowledgedMessages
-        channel.abandonUnacknowledged()
-        channels[key] = channel
+        guard let messages = channels[key]?.unacknowledgedMessages else { return }
+        channels[key]!.abandonUnacknowledged()
         if !messages.isEmpty {
             emit(.undelivered(messages.map { Data($0.readableBytesView) }, to: peer, reason: reason))
         }

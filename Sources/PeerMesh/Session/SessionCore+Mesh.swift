@@ -188,11 +188,11 @@ extension SessionCore {
     /// destination, from a member we announced. Anything else is dropped and counted, never delivered.
     func deliverRouted(_ routed: RoutedFrame, direct: Bool) {
         if routed.flags & EndToEndChannel.ackFlag != 0 {
-            guard var channel = channel(with: routed.source), channel.receiveAcknowledgement(routed) else {
+            // In place: a copy taken out and stored back would copy every retained frame on each acknowledgement.
+            guard channel(with: routed.source) != nil, channels[routed.source]!.receiveAcknowledgement(routed) else {
                 meshCounters.droppedForgeries += 1
                 return
             }
-            channels[routed.source] = channel
             ackProgress[routed.source] = .now()
             retransmissions[routed.source] = nil
             drainParked(to: routed.source)
@@ -203,44 +203,44 @@ extension SessionCore {
             meshCounters.droppedDuplicates += 1
             return
         }
-        guard let peer = announced[routed.source], var channel = channel(with: routed.source),
+        guard let peer = announced[routed.source], let channel = channel(with: routed.source),
               var payload = channel.verify(routed, requireEncryption: sessionEncryption == .required, arrivedFromPeer: direct)
         else { meshCounters.droppedForgeries += 1; return }
         let inner: Frame?
         do { inner = try Frame.read(from: &payload, limits: sessionConfiguration.frameLimits) } catch { inner = nil }
         guard let inner, payload.readableBytes == 0 else {
-            accept(routed, on: &channel)
+            accept(routed)
             meshCounters.droppedForgeries += 1
             return
         }
         let me = localIdentity.peerID.keyID
         switch inner {
         case .data(let data) where data.source == routed.source && data.destination == me:
-            var reassembler = remoteReassemblers[routed.source]
+            let reassembler = remoteReassemblers[routed.source]
                 ?? MessageReassembler(maximumMessageSize: sessionConfiguration.maximumMessageSize)
             // A reliable message after one that is missing (lost with a relay further along the path): leave it
             // unacknowledged, so the sender's re-send brings both, in order.
             if reassembler.isAhead(data) { meshCounters.heldBack += 1; return }
-            accept(routed, on: &channel)
+            accept(routed)
+            if remoteReassemblers[routed.source] == nil { remoteReassemblers[routed.source] = reassembler }
             do {
-                let message = try reassembler.add(data)
-                remoteReassemblers[routed.source] = reassembler
+                let message = try remoteReassemblers[routed.source]!.add(data)
                 if let message { emit(.received(Data(message.readableBytesView), from: peer)) }
             } catch {
                 meshCounters.droppedForgeries += 1
             }
         case .transfer(let transfer) where transfer.source == routed.source && transfer.destination == me:
-            accept(routed, on: &channel)
+            accept(routed)
             transfers.handle(transfer, from: peer)
         default:
-            accept(routed, on: &channel)
+            accept(routed)
             meshCounters.droppedForgeries += 1
         }
     }
 
-    func accept(_ routed: RoutedFrame, on channel: inout EndToEndChannel) {
-        channel.accept(routed)
-        channels[routed.source] = channel
+    /// Records a verified frame on its channel, in place, and schedules the acknowledgement.
+    func accept(_ routed: RoutedFrame) {
+        channels[routed.source]?.accept(routed)
         scheduleAcknowledgement(to: routed.source)
     }
 

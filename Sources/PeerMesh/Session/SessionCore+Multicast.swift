@@ -66,15 +66,15 @@ extension SessionCore {
         entries.reserveCapacity(keys.count)
         let now = NIODeadline.now()
         for key in keys {
-            guard var channel = channels[key] else { continue }
+            guard channels[key] != nil else { continue }
             let data = Frame.data(outgoing.fragments[key]![index])
             var inner = ByteBuffer()
             inner.reserveCapacity(data.wireSize)
             data.write(into: &inner)
-            entries.append(channel.multicastEntry(for: inner, messageSequence: outgoing.fragments[key]![index].sequence, content: content))
-            if last, outgoing.mode == .reliable { channel.noteMessageEnd(outgoing.message) }
-            if channel.inFlight == 1 { ackProgress[key] = now }
-            channels[key] = channel
+            // In place: a copy taken out and stored back would copy every retained frame each time.
+            entries.append(channels[key]!.multicastEntry(for: inner, messageSequence: outgoing.fragments[key]![index].sequence, content: content))
+            if last, outgoing.mode == .reliable { channels[key]!.noteMessageEnd(outgoing.message) }
+            if channels[key]!.inFlight == 1 { ackProgress[key] = now }
         }
         startRetransmissionTimer()
         for frame in content.frames(entries: entries, hopLimit: sessionConfiguration.maximumHops,
