@@ -26,8 +26,8 @@ struct MeshInProcess {
             Data("mesh \(index) ".utf8) + Data(repeating: UInt8(index % 251), count: index % 500)
         }
 
-        /// The 2 s bound itself is asserted between processes (`MeshHostTests`): this in-process suite shares two
-        /// cores with ~200 parallel tests, where timing bounds only measure the machine's load.
+        /// The 2 s bound itself is asserted between real processes on test hosts (`RoomLineTests`), as people meet it;
+        /// here every session shares one process and its event loops, so a bound would measure that process's load.
         @Test func theFarEndsSeeEachOtherConnectedAndReportTheRoute() async throws {
             let (a, b, c) = try await Self.line()
             #expect(await a.waitFor(c.peerID, \.isConnected) != nil)

@@ -9,8 +9,11 @@ struct RoomLineTests {
     @Test func joinerThatReachesOnlyOneMemberSharesTheRoomAndEveryReceiverVerifiesTheFile() async throws {
         let hosts = TestHosts()
         let a = try await hosts.up("pmla"), b = try await hosts.up("pmlb"), c = try await hosts.up("pmlc")
-        try await hosts.link(a, b, subnet: RoomCommandTests.subnet())
-        try await hosts.link(b, c, subnet: RoomCommandTests.subnet())
+        let ab = RoomCommandTests.subnet()
+        var bc = RoomCommandTests.subnet()
+        while bc == ab { bc = RoomCommandTests.subnet() }
+        try await hosts.link(a, b, subnet: ab)
+        try await hosts.link(b, c, subnet: bc)
         let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
         defer { try? FileManager.default.removeItem(at: dir) }
         func peermesh(_ args: [String], _ name: String) -> [String] {
@@ -22,11 +25,16 @@ struct RoomLineTests {
         #expect(await bob.line(within: 10, containing: "joined \"lobby\" through alice") != nil, "\(bob.output)")
         #expect(await bob.line(within: 10, containing: "is visible") != nil, "\(bob.output)")
 
-        // Carol can only reach Bob, yet ends up in the one room with Alice too.
+        // Carol can only reach Bob (no route between the two subnets), yet ends up in the one room with Alice too.
+        let route = try await run(hosts.exec(c, ["ip", "route", "get", "\(ab).1"]), within: 5)
+        #expect(route.status != 0 && route.output.contains("unreachable"), "\(route.output)")
         let file = dir.appendingPathComponent("big.bin")
         try Data((0..<(64 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) }).write(to: file)
-        let send = try await run(hosts.exec(c, RoomCommandTests.peermesh(["send", "--room", "lobby", "--message", "hello from c", "--file", file.path, "--timeout", "30"], name: "carol", type: type, directory: dir)), within: 90)
-        #expect(send.status == 0, "\(send.output)")
+        let send = try Spawned(hosts.exec(c, RoomCommandTests.peermesh(["send", "--room", "lobby", "--message", "hello from c", "--file", file.path, "--timeout", "30"], name: "carol", type: type, directory: dir)))
+        // Alice learns of Carol from the link state Bob floods: within 2 s of Bob seeing her join.
+        #expect(await bob.line(within: 15, containing: "carol", "joined") != nil, "\(bob.output)")
+        #expect(await alice.line(within: 2, containing: "carol", "joined") != nil, "\(alice.output)")
+        #expect(await send.wait(within: 90) == 0, "\(send.output)")
         #expect(send.output.contains("delivered to 2 member(s)"), "\(send.output)")
         #expect(send.output.contains("delivered and verified by 2 member(s)"), "\(send.output)")
         #expect(await alice.line(within: 10, containing: "carol: hello from c") != nil, "\(alice.output)")
@@ -35,6 +43,7 @@ struct RoomLineTests {
             let received = dir.appendingPathComponent("\(name)-downloads/big.bin")
             #expect((try? Data(contentsOf: received)) == expected, "\(name) did not receive an identical file")
         }
+        #expect(await alice.line(within: 5, containing: "carol", "left") != nil, "\(alice.output)")
         alice.stop(); bob.stop()
         await hosts.downAll()
     }
