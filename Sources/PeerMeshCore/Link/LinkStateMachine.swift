@@ -233,11 +233,14 @@ public struct LinkStateMachine: Sendable {
             guard data.source == peer.peerID.keyID, data.destination == identity.peerID.keyID else {
                 return fail(Frame.violation("a data frame names another source or destination"), tellPeer: true)
             }
+            // The state lets go of the reassembler while it appends, so its buffers are not shared (and copied).
+            state = .closed
             do {
                 let message = try reassembler.add(data)
                 state = .connected(peer, reassembler)
                 return message.map { [.deliver($0, from: peer.peerID, mode: data.mode)] } ?? []
             } catch {
+                state = .connected(peer, reassembler)
                 return fail(error, tellPeer: true)
             }
         case (.transfer(let transfer), .connected(let peer, _)):

@@ -58,20 +58,19 @@ public struct MessageReassembler: Sendable {
             }
         }
         var payload = frame.payload
+        if let existing = partial[frame.mode], existing.sequence != frame.sequence {
+            throw Frame.violation("message \(frame.sequence) started before message \(existing.sequence) ended")
+        }
+        guard (partial[frame.mode]?.buffer.readableBytes ?? 0) + payload.readableBytes <= maximumMessageSize else {
+            throw Frame.violation("a message grew past the limit of \(maximumMessageSize) bytes")
+        }
+        // Taken out of the dictionary before appending: a buffer still referenced there would be copied whole by
+        // every append, making a long message quadratic.
         var current: Partial
-        if let existing = partial[frame.mode] {
-            guard existing.sequence == frame.sequence else {
-                throw Frame.violation("message \(frame.sequence) started before message \(existing.sequence) ended")
-            }
-            current = existing
-            guard current.buffer.readableBytes + payload.readableBytes <= maximumMessageSize else {
-                throw Frame.violation("a message grew past the limit of \(maximumMessageSize) bytes")
-            }
-            current.buffer.writeBuffer(&payload)
+        if var taken = partial.removeValue(forKey: frame.mode) {
+            taken.buffer.writeBuffer(&payload)
+            current = taken
         } else {
-            guard payload.readableBytes <= maximumMessageSize else {
-                throw Frame.violation("a message grew past the limit of \(maximumMessageSize) bytes")
-            }
             current = Partial(sequence: frame.sequence, buffer: payload)
         }
         guard frame.isFinal else {
