@@ -12,7 +12,6 @@ public final class StreamLog<Element: Sendable>: Sendable {
     }
 
     public var all: [Element] { items.withLock { $0 } }
-
     public func count(where predicate: (Element) -> Bool) -> Int { items.withLock { $0.filter(predicate).count } }
 
     /// The first element (from index `after` on) matching `predicate`, waiting at most `seconds`.

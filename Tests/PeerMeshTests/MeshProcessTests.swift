@@ -216,8 +216,8 @@ struct MeshProcessTests {
             #expect(await alice.sees("dave"))
             #expect(try await dave.route(to: "carol", within: 10) { $0 == "direct" } == "direct")
             let route = try await alice.route(to: "dave", within: 10) { $0 == "via:bob" || $0 == "via:carol" }
+            #expect(route == "via:bob" || route == "via:carol", "\(route)")
             let (relay, other) = route == "via:bob" ? (bob, carol) : (carol, bob)
-            #expect(route == "via:\(relay.name)")
 
             let count = 1000
             let sent = try await alice.command("send dave \(count) reliable 300 \(relay.child.pid)", within: 60)

@@ -30,7 +30,7 @@ final class FileSink: @unchecked Sendable {
         } catch {
             throw PeerMeshError(.fileAccess, "Cannot create the receiving directory \(directory.path); set Configuration.receivingDirectory to a writable place.", underlying: error)
         }
-        let senderHex = sender.keyID.prefix(8).map { String(format: "%02x", $0) }.joined()
+        let senderHex = sender.id.prefix(16)
         partialURL = partials.appendingPathComponent("\(senderHex)-\(String(id, radix: 16)).part")
         fd = open(partialURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else {

@@ -44,13 +44,13 @@ final class FileSource: @unchecked Sendable {
         hasher = SHA256()
         var position: UInt64 = 0
         while position < offset {
-            let block = try read(at: position, length: Int(min(1 << 20, offset - position)), hash: true)
+            let block = try read(at: position, length: Int(min(1 << 20, offset - position)))
             position += UInt64(block.readableBytes)
         }
     }
 
     /// Reads and hashes `length` bytes at `offset`; a short read means the file shrank. On `queue`.
-    func read(at offset: UInt64, length: Int, hash: Bool = true) throws(PeerMeshError) -> ByteBuffer {
+    func read(at offset: UInt64, length: Int) throws(PeerMeshError) -> ByteBuffer {
         var buffer = ByteBufferAllocator().buffer(capacity: length)
         while buffer.readableBytes < length {
             let want = length - buffer.readableBytes
@@ -62,7 +62,7 @@ final class FileSource: @unchecked Sendable {
                 throw PeerMeshError(.sourceChanged, "\(path) became shorter while it was being sent; send it again once it is stable.")
             }
         }
-        if hash { buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) } }
+        buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
         return buffer
     }
 

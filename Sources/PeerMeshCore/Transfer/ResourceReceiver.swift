@@ -43,8 +43,6 @@ public struct ResourceReceiver: Sendable {
 
     /// The window announced in the accept frame.
     public var windowSize: UInt32 { window.size }
-    /// Whether the transfer has succeeded or failed.
-    public var isFinished: Bool { state == .finished }
 
     /// A chunk arrived.
     public mutating func chunk(offset: UInt64, payload: ByteBuffer) -> [Action] {
