@@ -16,12 +16,19 @@ public enum TestEnv {
     public static let testhost = packageRoot.appendingPathComponent("Scripts/testhost").path
 
     /// The probe is built next to the test bundle.
-    public static let probe: String = {
-        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("peermesh-avahi-probe").path
-        if FileManager.default.isExecutableFile(atPath: besideTests) { return besideTests }
-        return packageRoot.appendingPathComponent(".build/debug/peermesh-avahi-probe").path
-    }()
+    public static let probe = executable("peermesh-avahi-probe")
+
+    /// A product of this package built for the tests: next to the test bundle or in a directory above it (where
+    /// SwiftPM puts executables), else `fallback`, else `.build/debug/NAME` under the package.
+    public static func executable(_ name: String, fallback: String? = nil) -> String {
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate.path }
+            directory.deleteLastPathComponent()
+        }
+        return fallback ?? packageRoot.appendingPathComponent(".build/debug/\(name)").path
+    }
 
     /// A short random tag for names that must be unique across parallel tests and runs.
     public static func tag() -> String { String(UInt32.random(in: 0x1000_0000...0xFFFF_FFFF), radix: 16) }
@@ -158,6 +165,11 @@ public final class Spawned: @unchecked Sendable {
 
     /// The first line (from index `after` on) containing every fragment, waiting at most `seconds`.
     public func line(after: Int = 0, within seconds: Double, containing fragments: String...) async -> String? {
+        await line(after: after, within: seconds, containing: fragments)
+    }
+
+    /// `line(after:within:containing:)` with the fragments as an array (for callers that forward theirs).
+    public func line(after: Int = 0, within seconds: Double, containing fragments: [String]) async -> String? {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while true {
             if let found = lines.dropFirst(after).first(where: { line in fragments.allSatisfy(line.contains) }) { return found }

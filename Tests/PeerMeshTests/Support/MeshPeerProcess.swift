@@ -12,15 +12,7 @@ final class MeshPeerProcess: Sendable {
     private let nextID = Mutex(0)
 
     /// The built `peermesh-meshpeer`: next to the test bundle (or in a directory above it), as `PeerProcess.binary`.
-    static var binary: String {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while directory.path != "/" {
-            let candidate = directory.appendingPathComponent("peermesh-meshpeer")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate.path }
-            directory.deleteLastPathComponent()
-        }
-        return TestEnv.packageRoot.appendingPathComponent(".build/debug/peermesh-meshpeer").path
-    }
+    static var binary: String { TestEnv.executable("peermesh-meshpeer") }
 
     /// Starts the member `name` on `host`, receiving files into `downloads/name`, and waits (bounded) until its
     /// session listens.
@@ -52,14 +44,7 @@ final class MeshPeerProcess: Sendable {
 
     /// The first unprompted line (from index `after` on) containing every fragment, waiting at most `seconds`.
     func event(after: Int = 0, within seconds: Double, containing fragments: String...) async -> MeshPeerLine? {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while true {
-            if let line = child.lines.dropFirst(after).first(where: { line in fragments.allSatisfy(line.contains) }) {
-                return try? MeshPeerLine.decode(line)
-            }
-            if ContinuousClock.now >= deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
+        await child.line(after: after, within: seconds, containing: fragments).flatMap { try? MeshPeerLine.decode($0) }
     }
 
     /// Asks for `stats` every 50 ms until `condition` holds, for at most `seconds`; returns the last answer.

@@ -10,13 +10,7 @@ final class PeerProcess: Sendable {
     /// The built `peermesh` binary: `$PEERMESH_BIN`, else next to the test bundle.
     static var binary: URL {
         if let path = ProcessInfo.processInfo.environment["PEERMESH_BIN"] { return URL(fileURLWithPath: path) }
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        while directory.path != "/" {
-            let candidate = directory.appendingPathComponent("peermesh")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory.deleteLastPathComponent()
-        }
-        return URL(fileURLWithPath: ".build/debug/peermesh")
+        return URL(fileURLWithPath: TestEnv.executable("peermesh", fallback: ".build/debug/peermesh"))
     }
 
     /// Starts `peermesh ARGUMENTS` with an identity file of its own.
