@@ -165,27 +165,13 @@ public struct EndToEndChannel: Sendable {
     }
 
     /// Seals the retained frame at `index`.
-    ///
-    /// Bytes are moved with contiguous copies only (no per-byte loops): relays of big files run this per 64 KiB chunk.
     private mutating func sealRetained(at index: Int, hopLimit: UInt8, encrypt: Bool) -> RoutedFrame {
         let sequence = retained[index].sequence
-        let inner = retained[index].inner
         let flags = (encrypt ? Self.encryptedFlag : 0) | (retained[index].resync ? Self.resyncFlag : 0)
-        var ad = Self.associatedData(source: me, destination: peer, flags: flags, sequence: sequence)
-        var payload = ByteBuffer()
-        payload.reserveCapacity(inner.readableBytes + Self.tagSize)
         // The nonce is unique per key because the sequence never repeats for one channel and is sealed once.
-        let box: ChaChaPoly.SealedBox
-        if encrypt {
-            box = inner.withUnsafeReadableBytes { try! ChaChaPoly.seal($0, using: sendKey, nonce: Self.nonce(sequence), authenticating: ad) }
-            payload.writeBytes(box.ciphertext)
-        } else {
-            inner.withUnsafeReadableBytes { ad.append(contentsOf: $0) }
-            box = try! ChaChaPoly.seal(Data(), using: sendKey, nonce: Self.nonce(sequence), authenticating: ad)
-            var copy = inner
-            payload.writeBuffer(&copy)
-        }
-        payload.writeBytes(box.tag)
+        let payload = PayloadSeal.seal(retained[index].inner, key: sendKey, nonce: Self.nonce(sequence),
+                                       associatedData: Self.associatedData(source: me, destination: peer, flags: flags, sequence: sequence),
+                                       encrypt: encrypt)
         let routed = RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload)
         retained[index].sealed = routed
         return routed
@@ -202,25 +188,20 @@ public struct EndToEndChannel: Sendable {
         ackSequence += 1
         var value = ByteBuffer()
         value.writeInteger(contiguous)
-        var ad = Self.associatedData(source: me, destination: peer, flags: Self.ackFlag, sequence: ackSequence)
-        value.withUnsafeReadableBytes { ad.append(contentsOf: $0) }
-        let box = try! ChaChaPoly.seal(Data(), using: SymmetricKey(data: ackSendKeyBytes), nonce: Self.nonce(ackSequence), authenticating: ad)
-        value.writeBytes(box.tag)
-        return RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: Self.ackFlag, sequence: ackSequence, payload: value)
+        let payload = PayloadSeal.seal(value, key: SymmetricKey(data: ackSendKeyBytes), nonce: Self.nonce(ackSequence),
+                                       associatedData: Self.associatedData(source: me, destination: peer, flags: Self.ackFlag, sequence: ackSequence),
+                                       encrypt: false)
+        return RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: Self.ackFlag, sequence: ackSequence, payload: payload)
     }
 
     /// Applies an acknowledgement from the peer; false when it is forged, altered, or older than one already seen.
     public mutating func receiveAcknowledgement(_ frame: RoutedFrame) -> Bool {
         guard frame.source == peer, frame.destination == me, frame.flags == Self.ackFlag,
               frame.sequence > lastAckSequenceSeen, frame.payload.readableBytes == 8 + Self.tagSize else { return false }
-        var payload = frame.payload
-        let value = payload.readInteger(as: UInt64.self)!
-        let tag = payload.withUnsafeReadableBytes { Data($0) }
-        var ad = Self.associatedData(source: peer, destination: me, flags: Self.ackFlag, sequence: frame.sequence)
-        withUnsafeBytes(of: value.bigEndian) { ad.append(contentsOf: $0) }
-        guard let box = try? ChaChaPoly.SealedBox(nonce: Self.nonce(frame.sequence), ciphertext: Data(), tag: tag),
-              (try? ChaChaPoly.open(box, using: SymmetricKey(data: ackReceiveKeyBytes), authenticating: ad)) != nil,
-              value < nextSequence
+        guard var opened = PayloadSeal.open(frame.payload, key: SymmetricKey(data: ackReceiveKeyBytes), nonce: Self.nonce(frame.sequence),
+                                            associatedData: Self.associatedData(source: peer, destination: me, flags: Self.ackFlag, sequence: frame.sequence),
+                                            encrypted: false),
+              let value = opened.readInteger(as: UInt64.self), value < nextSequence
         else { return false }
         lastAckSequenceSeen = frame.sequence
         acknowledged = max(acknowledged, value)
@@ -261,27 +242,9 @@ public struct EndToEndChannel: Sendable {
         guard frame.flags & ~(Self.encryptedFlag | Self.resyncFlag) == 0, frame.payload.readableBytes >= Self.tagSize else { return nil }
         let encrypted = frame.flags & Self.encryptedFlag != 0
         if requireEncryption, !encrypted { return nil }
-        var payload = frame.payload
-        let body = payload.readSlice(length: payload.readableBytes - Self.tagSize)!
-        let tag = payload.withUnsafeReadableBytes { Data($0) }
-        var ad = Self.associatedData(source: peer, destination: me, flags: frame.flags, sequence: frame.sequence)
-        let opened: ByteBuffer
-        if encrypted {
-            let ciphertext = body.withUnsafeReadableBytes { Data($0) }
-            guard let box = try? ChaChaPoly.SealedBox(nonce: Self.nonce(frame.sequence), ciphertext: ciphertext, tag: tag),
-                  let plaintext = try? ChaChaPoly.open(box, using: receiveKey, authenticating: ad)
-            else { return nil }
-            var buffer = ByteBuffer()
-            buffer.writeBytes(plaintext)
-            opened = buffer
-        } else {
-            body.withUnsafeReadableBytes { ad.append(contentsOf: $0) }
-            guard let box = try? ChaChaPoly.SealedBox(nonce: Self.nonce(frame.sequence), ciphertext: Data(), tag: tag),
-                  (try? ChaChaPoly.open(box, using: receiveKey, authenticating: ad)) != nil
-            else { return nil }
-            opened = body
-        }
-        return opened
+        return PayloadSeal.open(frame.payload, key: receiveKey, nonce: Self.nonce(frame.sequence),
+                                associatedData: Self.associatedData(source: peer, destination: me, flags: frame.flags, sequence: frame.sequence),
+                                encrypted: encrypted)
     }
 
     /// Records a verified frame as received: later copies are duplicates, and it counts towards acknowledgements.
@@ -303,11 +266,7 @@ public struct EndToEndChannel: Sendable {
         return out
     }
 
-    private static func nonce(_ sequence: UInt64) -> ChaChaPoly.Nonce {
-        var bytes = [UInt8](repeating: 0, count: 4)
-        withUnsafeBytes(of: sequence.bigEndian) { bytes += $0 }
-        return try! ChaChaPoly.Nonce(data: bytes)
-    }
+    private static func nonce(_ sequence: UInt64) -> ChaChaPoly.Nonce { nonce(sequence, prefix: [0, 0, 0, 0]) }
 }
 
 extension RoutedFrame {

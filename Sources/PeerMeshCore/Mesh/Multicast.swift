@@ -168,21 +168,13 @@ public struct MulticastContent: Sendable {
         self.source = source
         self.flags = encrypt ? MulticastFrame.encryptedFlag : 0
         self.contentKey = key.withUnsafeBytes { Array($0) }
-        var plain = Data([mode.rawValue, dataFlags])
-        payload.withUnsafeReadableBytes { plain.append(contentsOf: $0) }
-        var ad = MulticastFrame.bodyAssociatedData(source: source, flags: flags)
-        var body = ByteBuffer()
-        body.reserveCapacity(plain.count + EndToEndChannel.tagSize)
-        let box: ChaChaPoly.SealedBox
-        if encrypt {
-            box = try! ChaChaPoly.seal(plain, using: key, nonce: MulticastFrame.bodyNonce, authenticating: ad)
-            body.writeBytes(box.ciphertext)
-        } else {
-            ad.append(plain)
-            box = try! ChaChaPoly.seal(Data(), using: key, nonce: MulticastFrame.bodyNonce, authenticating: ad)
-            body.writeBytes(plain)
-        }
-        body.writeBytes(box.tag)
+        var plain = ByteBuffer()
+        plain.reserveCapacity(2 + payload.readableBytes)
+        plain.writeInteger(mode.rawValue)
+        plain.writeInteger(dataFlags)
+        plain.writeImmutableBuffer(payload)
+        let body = PayloadSeal.seal(plain, key: key, nonce: MulticastFrame.bodyNonce,
+                                    associatedData: MulticastFrame.bodyAssociatedData(source: source, flags: flags), encrypt: encrypt)
         self.body = body
         self.bodyDigest = body.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
     }
@@ -234,25 +226,10 @@ extension EndToEndChannel {
                                                     messageSequence: entry.messageSequence, bodyDigest: digest)
         guard let keyBytes = openSealing(entry.sealedKey, sequence: entry.sequence, associatedData: ad), keyBytes.count == 32 else { return nil }
         let key = SymmetricKey(data: keyBytes)
-        var sealed = frame.body
-        let content = sealed.readSlice(length: sealed.readableBytes - Self.tagSize)!
-        let tag = sealed.withUnsafeReadableBytes { Data($0) }
-        var bodyAD = MulticastFrame.bodyAssociatedData(source: frame.source, flags: frame.flags)
-        var plain: ByteBuffer
-        if encrypted {
-            let ciphertext = content.withUnsafeReadableBytes { Data($0) }
-            guard let box = try? ChaChaPoly.SealedBox(nonce: MulticastFrame.bodyNonce, ciphertext: ciphertext, tag: tag),
-                  let opened = try? ChaChaPoly.open(box, using: key, authenticating: bodyAD)
-            else { return nil }
-            plain = ByteBuffer(bytes: opened)
-        } else {
-            content.withUnsafeReadableBytes { bodyAD.append(contentsOf: $0) }
-            guard let box = try? ChaChaPoly.SealedBox(nonce: MulticastFrame.bodyNonce, ciphertext: Data(), tag: tag),
-                  (try? ChaChaPoly.open(box, using: key, authenticating: bodyAD)) != nil
-            else { return nil }
-            plain = content
-        }
-        guard let rawMode = plain.readInteger(as: UInt8.self), let mode = Frame.Mode(rawValue: rawMode),
+        guard var plain = PayloadSeal.open(frame.body, key: key, nonce: MulticastFrame.bodyNonce,
+                                           associatedData: MulticastFrame.bodyAssociatedData(source: frame.source, flags: frame.flags),
+                                           encrypted: encrypted),
+              let rawMode = plain.readInteger(as: UInt8.self), let mode = Frame.Mode(rawValue: rawMode),
               let dataFlags = plain.readInteger(as: UInt8.self), dataFlags & ~Frame.DataFrame.finalFragment == 0
         else { return nil }
         return Frame.DataFrame(source: frame.source, destination: entry.destination, mode: mode, flags: dataFlags,
