@@ -78,6 +78,9 @@ final class FileSink: @unchecked Sendable {
         throw PeerMeshError(.fileAccess, "Every name like \(name) is taken in \(directory.path); make room and send again.")
     }
 
+    /// `discard()` on `queue`, after the writes queued before it: callable from anywhere.
+    func discardLater() { queue.async { self.discard() } }
+
     /// Closes and removes the partial file. On `queue`.
     func discard() {
         if fd >= 0 { close(fd) }

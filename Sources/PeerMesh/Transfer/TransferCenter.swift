@@ -138,6 +138,12 @@ final class TransferCenter: @unchecked Sendable {
         transfer.progress.cancellationHandler = nil
     }
 
+    /// Forgets a resource we were receiving (its partial file is the caller's to keep or discard).
+    private func finish(_ transfer: IncomingResource) {
+        incoming[transfer.key] = nil
+        transfer.progress.cancellationHandler = nil
+    }
+
     private func sendChunks(of transfer: OutgoingResource, _ block: ByteBuffer, at offset: UInt64) {
         guard let link = core?.memberLink(transfer.peer) else { return }
         var rest = block
@@ -170,7 +176,7 @@ final class TransferCenter: @unchecked Sendable {
                 }
                 return
             }
-            partial.sink.queue.async { partial.sink.discard() }
+            partial.sink.discardLater()
         }
         guard incoming.keys.filter({ $0.peer == key.peer }).count < configuration.maximumConcurrentTransfers else {
             return reject(key, .transferLimit, "we already receive \(configuration.maximumConcurrentTransfers) resources from you")
@@ -189,7 +195,7 @@ final class TransferCenter: @unchecked Sendable {
 
     private func startIncoming(_ key: TransferKey, name: String, size: UInt64, sink: FileSink, offset: UInt64) {
         guard core?.memberLink(key.peer) != nil, incoming[key] == nil else {
-            sink.queue.async { sink.discard() }
+            sink.discardLater()
             return
         }
         let transfer = IncomingResource(key: key, rawName: name, size: size, offset: offset, window: configuration.resourceWindow, sink: sink)
@@ -245,15 +251,13 @@ final class TransferCenter: @unchecked Sendable {
                     }
                 }
             case .succeed:
-                incoming[key] = nil
-                transfer.progress.cancellationHandler = nil
+                finish(transfer)
                 send(key.id, to: key.peer, .done)
                 core?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .success(transfer.url!)))
             case .fail(let error, let tell):
-                incoming[key] = nil
-                transfer.progress.cancellationHandler = nil
+                finish(transfer)
                 if let tell { reject(key, tell, error.message) }
-                sink.queue.async { sink.discard() }
+                sink.discardLater()
                 core?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .failure(error)))
             }
         }
@@ -428,8 +432,7 @@ final class TransferCenter: @unchecked Sendable {
             } else if inStreams[key] != nil {
                 failIncomingStream(key, reason.error(message), tell: nil)
             } else if let partial = partials.removeValue(forKey: key) {
-                partial.expiry.cancel()
-                partial.sink.queue.async { partial.sink.discard() }
+                partial.drop()
             }
         case .done:
             if let transfer = outgoing[id], transfer.peer == peer {
@@ -455,12 +458,11 @@ final class TransferCenter: @unchecked Sendable {
         for stream in outStreams.values where stream.peer == peer { end(stream, lost, tell: nil) }
         for key in inStreams.keys where key.peer == peer { failIncomingStream(key, lost, tell: nil) }
         for (key, transfer) in incoming where key.peer == peer {
-            incoming[key] = nil
-            transfer.progress.cancellationHandler = nil
+            finish(transfer)
             let sink = transfer.sink
             let expiry = loop.scheduleTask(in: TimeAmount(configuration.resumeWindow)) {
                 guard self.partials.removeValue(forKey: key) != nil else { return }
-                sink.queue.async { sink.discard() }
+                sink.discardLater()
             }
             partials[key] = PartialResource(rawName: transfer.rawName, size: transfer.machine.size, sink: sink, expiry: expiry)
             core?.emit(.resourceFinished(name: transfer.name, from: peer, result: .failure(PeerMeshError(
@@ -490,13 +492,10 @@ final class TransferCenter: @unchecked Sendable {
         for key in inStreams.keys { failIncomingStream(key, closed, tell: nil) }
         for transfer in incoming.values {
             transfer.progress.cancellationHandler = nil
-            transfer.sink.queue.async { transfer.sink.discard() }
+            transfer.sink.discardLater()
         }
         incoming = [:]
-        for partial in partials.values {
-            partial.expiry.cancel()
-            partial.sink.queue.async { partial.sink.discard() }
-        }
+        for partial in partials.values { partial.drop() }
         partials = [:]
     }
 }

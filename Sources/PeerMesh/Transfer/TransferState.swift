@@ -59,6 +59,12 @@ struct PartialResource {
     let size: UInt64
     let sink: FileSink
     let expiry: Scheduled<Void>
+
+    /// Gives up on the resume: no expiry any more, and the partial file goes.
+    func drop() {
+        expiry.cancel()
+        sink.discardLater()
+    }
 }
 
 /// A stream we write.
