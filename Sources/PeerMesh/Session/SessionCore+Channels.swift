@@ -63,7 +63,7 @@ extension SessionCore {
     /// How frames for `peer` go: its sequenced channel once its end-to-end key is known, else its own link.
     func memberLink(_ peer: PeerID) -> PeerPath? {
         guard announced[peer.keyID] != nil else { return directLink(peer.keyID) }
-        if !awaitingRecord.contains(peer.keyID), channel(with: peer.keyID) != nil { return SequencedPath(core: self, peer: peer) }
+        if channel(with: peer.keyID) != nil { return SequencedPath(core: self, peer: peer) }
         return directLink(peer.keyID)
     }
 
@@ -107,7 +107,9 @@ extension SessionCore {
     /// still works (a shorter path appeared), new frames wait until the old path's frames are acknowledged, so
     /// that the faster path cannot overtake them; the retransmission timer ends a wait that would never end.
     func settledLink(to key: [UInt8]) -> LinkHandler? {
-        guard let hop = mesh.nextHop(to: key), let link = directLink(hop), channel(with: key) != nil else { return nil }
+        // A peer whose record has not arrived on its new link may be a new process with new keys: wait for it.
+        guard !awaitingRecord.contains(key), let hop = mesh.nextHop(to: key), let link = directLink(hop),
+              channel(with: key) != nil else { return nil }
         let id = ObjectIdentifier(link)
         if channelLinks[key] == id { return link }
         if let old = channelLinks[key], memberLinks.values.contains(where: { ObjectIdentifier($0) == old }),

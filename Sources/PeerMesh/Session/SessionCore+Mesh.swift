@@ -132,13 +132,17 @@ extension SessionCore {
         guard !isClosed, memberLinks[neighbor] === link else { return }
         switch frame {
         case .linkState(let record):
-            switch mesh.receive(record) {
+            let verdict = mesh.receive(record)
+            // The neighbour's own record on this link: its channel's keys are now known to be current (a duplicate
+            // too — the same record already came another way), so what waited for it may go.
+            let fromItself = verdict != .invalid && Array(SHA256.hash(data: record.originKeyDER)) == neighbor.keyID
+                && awaitingRecord.remove(neighbor.keyID) != nil
+            switch verdict {
             case .accepted:
                 for (peer, other) in memberLinks where peer != neighbor { other.enqueue(frame, on: .control) }
-                awaitingRecord.remove(Array(SHA256.hash(data: record.originKeyDER)))
                 refreshMembership()
             case .duplicate:
-                break
+                if fromItself { drainParked(to: neighbor.keyID) }
             case .invalid:
                 meshCounters.invalidRecords += 1
             }

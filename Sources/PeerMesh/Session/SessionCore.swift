@@ -53,7 +53,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     var listeningEndpoints: [ConnectionData.Endpoint] = []
     var nextDirectAttempt: [[UInt8]: (at: NIODeadline, backoff: TimeAmount)] = [:]
     /// Direct members whose current record we have not seen since their link came up: until it arrives we do not
-    /// know whether their channel's keys and sequence numbers are still theirs, so frames go on the plain link.
+    /// know whether their channel's keys and sequence numbers are still theirs, so its frames wait (parked).
     var awaitingRecord: Set<[UInt8]> = []
     var sessionEncryption: EncryptionPreference { encryption }
     var localIdentity: LocalIdentity { identity.local }
