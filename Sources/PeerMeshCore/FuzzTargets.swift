@@ -12,9 +12,11 @@ public enum FuzzTargets {
         var afterPreamble = stream
         if (try? Preamble.read(from: &afterPreamble)) != nil { stream = afterPreamble }
         var machine = template
+        var pairing = fuzzPairing
         let limits = configuration.limits
         while let frame = try? Frame.read(from: &stream, limits: limits) {
             if case .multicast(let multicast) = frame { multicastInput(multicast) }
+            if case .pairing(let body) = frame { _ = try? pairing.receive(body) }
             if machine.frameReceived(frame, now: .uptimeNanoseconds(1)).isEmpty == false, machine.isClosed { break }
             if machine.isConnected { _ = machine.tick(now: .uptimeNanoseconds(2)) }
         }
@@ -27,6 +29,12 @@ public enum FuzzTargets {
         _ = relayRoster.relay(frame)
         for entry in frame.entries { _ = multicastChannel.openMulticast(frame, entry: entry, requireEncryption: false) }
     }
+
+    /// A member pairing that has sent its commitment, fed whatever pairing frames the input holds.
+    private static let fuzzPairing = MemberPairing(
+        own: .init(keyID: [UInt8](repeating: 0x42, count: 32), sessionKey: [UInt8](repeating: 5, count: 32), nonce: [UInt8](repeating: 6, count: 32)),
+        ownEncryption: .required, peerKeyID: [UInt8](repeating: 0xa1, count: 32), peerSessionKey: [UInt8](repeating: 7, count: 32)
+    )
 
     /// A member with no links (every entry but its own has no route), and its channel with a fixed source.
     private static let fuzzMember = try! PeerID(displayName: "fuzz", keyID: [UInt8](repeating: 0x42, count: 32))
@@ -46,9 +54,14 @@ public enum FuzzTargets {
     /// Hello, never parsed by us, so a placeholder does.
     private static let template: LinkStateMachine = {
         let identity = try! LocalIdentity(displayName: "fuzz", certificateDER: [0x30, 0x00], privateKey: P256.Signing.PrivateKey())
-        var machine = LinkStateMachine.acceptor(identity: identity, configuration: configuration, nonce: [UInt8](repeating: 0, count: 32), now: .uptimeNanoseconds(0))
+        var machine = LinkStateMachine.acceptor(
+            identity: identity, configuration: configuration, nonce: [UInt8](repeating: 0, count: 32),
+            pairingNonce: [UInt8](repeating: 2, count: 32), now: .uptimeNanoseconds(0)
+        )
         _ = machine.start(now: .uptimeNanoseconds(0))
-        _ = machine.preambleReceived(.success(Preamble(encryption: .none, nonce: [UInt8](repeating: 1, count: 32))), now: .uptimeNanoseconds(0))
+        let peer = Preamble(encryption: .none, nonce: [UInt8](repeating: 1, count: 32),
+                            commitment: VerificationCode.commitment(to: [UInt8](repeating: 3, count: 32)))
+        _ = machine.preambleReceived(.success(peer), now: .uptimeNanoseconds(0))
         return machine
     }()
 }

@@ -20,6 +20,12 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let protocolViolation = Code("protocolViolation")
         /// The remote side speaks a protocol version this build does not.
         public static let unsupportedVersion = Code("unsupportedVersion")
+        /// Something on the path rewrote what the two sides negotiated before TLS (version, encryption preference,
+        /// capabilities, the pairing commitment): the signed Hellos disagree about it, and the link was refused.
+        /// Someone on this network is tampering with connections; do not retry over it.
+        public static let negotiationTampered = Code("negotiationTampered")
+        /// The peer did not agree on a capability the operation needs (see `Capabilities`).
+        public static let unsupportedByPeer = Code("unsupportedByPeer")
         /// One side requires encryption and the other refuses it.
         public static let encryptionMismatch = Code("encryptionMismatch")
         /// The TLS handshake failed; PeerMesh never falls back to plaintext after that.

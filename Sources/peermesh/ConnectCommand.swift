@@ -36,7 +36,7 @@ struct ConnectCommand: AsyncParsableCommand {
         let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: "127.0.0.1"))
         let printer = Task {
             for await event in mesh.events {
-                writeLine(EventPrinter.line(event, me: identity.peerID))
+                writeLine(await EventPrinter.line(event, in: mesh))
             }
         }
         do {

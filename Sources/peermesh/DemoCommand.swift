@@ -25,7 +25,7 @@ struct DemoCommand: AsyncParsableCommand {
         let aliceDone = Task {
             var replies = 0
             for await event in alice.events {
-                print("alice: " + EventPrinter.line(event, me: alice.myPeerID))
+                print("alice: " + (await EventPrinter.line(event, in: alice)))
                 if case .invitation(let invitation) = event {
                     print("alice: accepting \(invitation.peer) who says \"\(String(decoding: invitation.context, as: UTF8.self))\"")
                     try? invitation.accept()
@@ -40,7 +40,7 @@ struct DemoCommand: AsyncParsableCommand {
         let bobEvents = Task {
             var replies = 0
             for await event in bob.events {
-                print("bob:   " + EventPrinter.line(event, me: bob.myPeerID))
+                print("bob:   " + (await EventPrinter.line(event, in: bob)))
                 if case .received = event { replies += 1; if replies == 3 { break } }
             }
         }

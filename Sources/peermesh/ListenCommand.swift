@@ -38,7 +38,7 @@ struct ListenCommand: AsyncParsableCommand {
             try Data((code + "\n").utf8).write(to: URL(fileURLWithPath: connectionDataFile), options: .atomic)
         }
         for await event in mesh.events {
-            writeLine(EventPrinter.line(event, me: identity.peerID))
+            writeLine(await EventPrinter.line(event, in: mesh))
             switch event {
             case .invitation(let invitation):
                 if accept == .all { try? invitation.accept() } else { try? invitation.decline() }

@@ -60,11 +60,21 @@ enum Encryption: String, ExpressibleByArgument, CaseIterable {
 
 /// Prints one line per session event, the way a person reads them.
 enum EventPrinter {
-    static func line(_ event: SessionEvent, me: PeerID) -> String {
+    /// The line for `event`; a `.connected` peer's link code and protection are read from `session`.
+    static func line(_ event: SessionEvent, in session: Session) async -> String {
+        var security: PeerSecurity?
+        if case .peerChanged(let peer, .connected) = event { security = await session.security(of: peer) }
+        return line(event, security: security)
+    }
+
+    /// `security` is the peer's, for a `.connected` event.
+    static func line(_ event: SessionEvent, security: PeerSecurity?) -> String {
         let time = Date().formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits).second(.twoDigits))
         switch event {
         case .peerChanged(let peer, .connected):
-            return "[\(time)] \(peer) connected — verification code \(VerificationCode.between(me, peer))"
+            return "[\(time)] \(peer) connected — " + (security.map { "\($0)" } ?? "verifying end to end…")
+        case .peerVerified(let peer, let security):
+            return "[\(time)] \(peer) verified — \(security)"
         case .peerChanged(let peer, let state):
             return "[\(time)] \(peer) is \(state)" + (reasonText(state).map { ": \($0)" } ?? "")
         case .received(let data, let peer):

@@ -264,32 +264,54 @@ final class Room: Sendable {
     }
 
     private func listPeers() async {
-        let me = session.myPeerID
         let members = session.connectedPeers
         if members.isEmpty { output.event("peers", ["count": "0"], human: "nobody else is in the room") }
         for peer in members {
-            let code = VerificationCode.between(me, peer)
+            let security = await session.security(of: peer)
+            let code = security?.verificationCode ?? "pending"
             let route: String = switch await session.route(to: peer) {
             case .direct?: "direct"
             case .via(let hop)?: "via \(hop.displayName)"
             case nil: "unreachable"
             }
-            output.event("peer", RoomOutput.fields(peer).merging(["code": code, "route": route]) { $1 },
-                         human: "\(peer) — verification code \(code) — \(route)")
+            let protection = Self.protection(security)
+            output.event("peer", RoomOutput.fields(peer).merging(["code": code, "route": route, "encryption": protection]) { $1 },
+                         human: "\(peer) — verification code \(code) — \(route), \(protection)")
+        }
+    }
+
+    /// How a member's traffic is protected, in words: `encrypted (TLS)`, `encrypted end to end`, `NOT encrypted`.
+    static func protection(_ security: PeerSecurity?) -> String {
+        guard let security else { return "unknown" }
+        if let link = security.link { return link.security == .tls ? "encrypted (TLS)" : "NOT encrypted (plaintext link)" }
+        switch security.endToEndEncrypted {
+        case true?: return "encrypted end to end"
+        case false?: return "NOT encrypted (authenticated end to end only)"
+        case nil: return "being verified"
         }
     }
 
     // MARK: Events
 
     private func followSession() async {
-        let me = session.myPeerID
         for await event in session.events {
             switch event {
             case .invitation(let invitation):
                 answer(invitation)
             case .peerChanged(let peer, .connected):
-                output.event("joined", RoomOutput.fields(peer).merging(["code": VerificationCode.between(me, peer)]) { $1 },
-                             human: "\(peer) joined — verification code \(VerificationCode.between(me, peer))")
+                // A direct member's link code is known now; one reached through relays gets its code from the
+                // end-to-end pairing that follows (`peerVerified`).
+                let security = await session.security(of: peer)
+                if let code = security?.linkCode {
+                    output.event("joined", RoomOutput.fields(peer).merging(["code": code, "encryption": Self.protection(security)]) { $1 },
+                                 human: "\(peer) joined — verification code \(code) — \(Self.protection(security))")
+                } else {
+                    output.event("joined", RoomOutput.fields(peer), human: "\(peer) joined through the room — verifying end to end…")
+                }
+            case .peerVerified(let peer, let security):
+                guard security.link == nil, let code = security.endToEndCode else { break }
+                output.event("verified", RoomOutput.fields(peer).merging(["code": code, "encryption": Self.protection(security)]) { $1 },
+                             human: "\(peer) — verification code \(code) (end to end) — \(Self.protection(security))")
             case .peerChanged(let peer, .notConnected(let reason)):
                 var fields = RoomOutput.fields(peer)
                 if let reason, reason.code != .peerDisconnected { fields["reason"] = reason.message }

@@ -28,7 +28,10 @@ enum Fixtures {
     }
 
     static let sampleFrames: [Frame] = [
-        .hello(.init(displayName: "ålice", certificateDER: bytes(300), signature: bytes(64))),
+        .hello(.init(displayName: "ålice", certificateDER: bytes(300), signature: bytes(64), pairingNonce: bytes(32, 3),
+                     negotiationDigest: bytes(32, 4))),
+        .pairing(.init(step: .commit, encryption: .optional, value: bytes(32, 5))),
+        .pairing(.init(step: .reveal, encryption: .none, value: bytes(32, 6))),
         .invitation(.init(timeoutMilliseconds: 30_000, context: Array("join?".utf8))),
         .invitation(.init(timeoutMilliseconds: 0, context: [])),
         .invitationResponse(.accepted),

@@ -88,6 +88,7 @@ struct FrameCodecTests {
         body.writeInteger(UInt8(truncatingIfNeeded: signatureLength))
         body.writeBytes(Fixtures.bytes(signatureLength))
         body.writeInteger(livenessMilliseconds)
+        body.writeBytes(Fixtures.bytes(64))   // pairing nonce, negotiation digest
         var buffer = ByteBuffer()
         buffer.writeInteger(UInt32(body.readableBytes))
         buffer.writeBuffer(&body)

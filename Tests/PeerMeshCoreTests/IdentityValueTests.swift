@@ -23,13 +23,6 @@ struct IdentityValueTests {
         #expect(again.peerID == a.peerID)
     }
 
-    @Test func verificationCodeIsSymmetricAndSixDigits() {
-        let a = Fixtures.identity("a").peerID, b = Fixtures.identity("b").peerID, c = Fixtures.identity("c").peerID
-        #expect(VerificationCode.between(a, b) == VerificationCode.between(b, a))
-        #expect(VerificationCode.between(a, b).wholeMatch(of: /\d{3} \d{3}/) != nil)
-        #expect(Set([VerificationCode.between(a, b), VerificationCode.between(a, c), VerificationCode.between(b, c)]).count >= 2)
-    }
-
     private func sample() throws -> ConnectionData {
         try ConnectionData(
             peerID: Fixtures.identity("host").peerID, encryption: .optional,

@@ -16,6 +16,8 @@ struct LinkPair {
     /// Whether TLS is negotiated and which keys TLS "authenticated" (nil: the real ones).
     var tlsKeyForConnector: [UInt8]?
     var tlsKeyForAcceptor: [UInt8]?
+    /// An on-path attacker: rewrites the bytes of each preamble on its way to `Side` (the receiver).
+    var rewritePreamble: ((Side, inout [UInt8]) -> Void)?
     private(set) var log: [(Side, LinkStateMachine.Action)] = []
     let connectorIdentity: LocalIdentity
     let acceptorIdentity: LocalIdentity
@@ -25,17 +27,20 @@ struct LinkPair {
         livenessTimeout: .seconds(4), handshakeTimeout: .seconds(5), maximumInvitationTimeout: .seconds(60)
     )
 
+    /// `fresh`: random nonces (as a real connection has), else the fixtures' fixed ones.
     init(connectorEncryption: EncryptionPreference = .required, acceptorEncryption: EncryptionPreference = .required,
-         expectedPeer: ((LocalIdentity) -> PeerID?)? = nil, invitationTimeout: UInt32 = 10_000) {
+         expectedPeer: ((LocalIdentity) -> PeerID?)? = nil, invitationTimeout: UInt32 = 10_000, fresh: Bool = false) {
         connectorIdentity = Fixtures.identity("connector")
         acceptorIdentity = Fixtures.identity("acceptor")
+        func nonce(_ value: UInt8) -> [UInt8] { fresh ? VerificationCodeTests.random() : Fixtures.bytes(32, value) }
         var c = Self.configuration, a = Self.configuration
         c.encryption = connectorEncryption
         a.encryption = acceptorEncryption
-        connector = .connector(identity: connectorIdentity, configuration: c, nonce: Fixtures.bytes(32, 1),
-                               expectedPeer: expectedPeer?(acceptorIdentity) ?? acceptorIdentity.peerID,
+        connector = .connector(identity: connectorIdentity, configuration: c, nonce: nonce(1),
+                               pairingNonce: nonce(11), expectedPeer: expectedPeer?(acceptorIdentity) ?? acceptorIdentity.peerID,
                                invitation: .init(timeoutMilliseconds: invitationTimeout, context: [9]), now: now)
-        acceptor = .acceptor(identity: acceptorIdentity, configuration: a, nonce: Fixtures.bytes(32, 2), now: now)
+        acceptor = .acceptor(identity: acceptorIdentity, configuration: a, nonce: nonce(2),
+                             pairingNonce: nonce(12), now: now)
     }
 
     private var tlsStarted: Set<String> = []
@@ -85,8 +90,9 @@ struct LinkPair {
             log.append((side, action))
             switch action {
             case .sendPreamble(let preamble):
-                var bytes = ByteBuffer()
-                preamble.write(into: &bytes)
+                var raw = preamble.bytes
+                rewritePreamble?(other, &raw)
+                var bytes = ByteBuffer(bytes: raw)
                 inFlight.append((other, .preamble(Result { () throws(PeerMeshError) in try Preamble.read(from: &bytes)! })))
             case .startTLS:
                 // The handshake can only finish once both sides have started TLS.
@@ -236,7 +242,8 @@ struct LinkStateMachineTests {
     }
 
     @Test func acceptorClosesAConnectionThatNeverInvites() {
-        var acceptor = LinkStateMachine.acceptor(identity: Fixtures.identity("a"), configuration: LinkPair.configuration, nonce: Fixtures.bytes(32), now: .uptimeNanoseconds(0))
+        var acceptor = LinkStateMachine.acceptor(identity: Fixtures.identity("a"), configuration: LinkPair.configuration, nonce: Fixtures.bytes(32),
+                                                 pairingNonce: Fixtures.bytes(32, 3), now: .uptimeNanoseconds(0))
         _ = acceptor.start(now: .uptimeNanoseconds(0))
         let actions = acceptor.tick(now: .uptimeNanoseconds(0) + LinkPair.configuration.handshakeTimeout)
         #expect(actions == [.close(reason: PeerMeshError(.invitationTimedOut, "The peer did not finish the handshake in time; the link was closed."))])
@@ -271,23 +278,109 @@ struct LinkStateMachineTests {
         #expect(pair.closeReason(.connector)??.code == .peerIDMismatch)
     }
 
+    static func negotiation(connectorNonce: UInt8, acceptorNonce: UInt8, commitment: [UInt8] = Fixtures.bytes(32)) -> LinkNegotiation {
+        let connector = Preamble(encryption: .required, nonce: Fixtures.bytes(32, connectorNonce), commitment: commitment)
+        let acceptor = Preamble(encryption: .required, nonce: Fixtures.bytes(32, acceptorNonce), commitment: Fixtures.bytes(32))
+        return try! LinkNegotiation.agree(role: .acceptor, local: acceptor, remote: connector).get()
+    }
+
     @Test func helloCannotBeReplayedOntoAnotherConnection() throws {
         let identity = Fixtures.identity("x")
-        let hello = try HelloTranscript.makeHello(identity: identity, role: .connector, ownNonce: Fixtures.bytes(32, 1), peerNonce: Fixtures.bytes(32, 2))
-        #expect(throws: Never.self) {
-            try HelloTranscript.verify(hello, senderRole: .connector, senderNonce: Fixtures.bytes(32, 1), receiverNonce: Fixtures.bytes(32, 2), tlsPublicKeyDER: nil, expectedPeer: nil)
+        let pairingNonce = Fixtures.bytes(32, 5)
+        let commitment = VerificationCode.commitment(to: pairingNonce)
+        let here = Self.negotiation(connectorNonce: 1, acceptorNonce: 2, commitment: commitment)
+        let hello = try HelloTranscript.makeHello(identity: identity, role: .connector, negotiation: here, pairingNonce: pairingNonce)
+        func context(_ negotiation: LinkNegotiation, role: LinkRole = .acceptor, commitment: [UInt8] = commitment) -> HelloTranscript.Context {
+            .init(role: role, ownKeyID: Fixtures.bytes(32, 9), negotiation: negotiation, peerCommitment: commitment,
+                  ownPairingNonce: Fixtures.bytes(32, 6), tlsPublicKeyDER: nil, expectedPeer: nil)
         }
-        for (role, sender, receiver) in [(LinkRole.acceptor, 1, 2), (.connector, 3, 2), (.connector, 1, 3)] as [(LinkRole, UInt8, UInt8)] {
-            let error = #expect(throws: PeerMeshError.self) {
-                try HelloTranscript.verify(hello, senderRole: role, senderNonce: Fixtures.bytes(32, sender), receiverNonce: Fixtures.bytes(32, receiver), tlsPublicKeyDER: nil, expectedPeer: nil)
-            }
-            #expect(error?.code == .peerIDMismatch)
+        #expect(throws: Never.self) { try HelloTranscript.verify(hello, context: context(here)) }
+        // Another connection (other nonces): the signed digest is not this link's.
+        for other in [Self.negotiation(connectorNonce: 3, acceptorNonce: 2, commitment: commitment),
+                      Self.negotiation(connectorNonce: 1, acceptorNonce: 3, commitment: commitment)] {
+            let error = #expect(throws: PeerMeshError.self) { try HelloTranscript.verify(hello, context: context(other)) }
+            #expect(error?.code == .negotiationTampered)
         }
+        // Reflected back to its sender (the other role), or renamed: the signature does not verify.
+        let reflected = #expect(throws: PeerMeshError.self) { try HelloTranscript.verify(hello, context: context(here, role: .connector)) }
+        #expect(reflected?.code == .peerIDMismatch)
         var renamed = hello
         renamed.displayName = "y"
-        #expect(throws: PeerMeshError.self) {
-            try HelloTranscript.verify(renamed, senderRole: .connector, senderNonce: Fixtures.bytes(32, 1), receiverNonce: Fixtures.bytes(32, 2), tlsPublicKeyDER: nil, expectedPeer: nil)
+        let error = #expect(throws: PeerMeshError.self) { try HelloTranscript.verify(renamed, context: context(here)) }
+        #expect(error?.code == .peerIDMismatch)
+        // A pairing nonce that does not open the commitment the preamble carried.
+        let wrong = #expect(throws: PeerMeshError.self) {
+            try HelloTranscript.verify(hello, context: context(here, commitment: VerificationCode.commitment(to: Fixtures.bytes(32, 7))))
         }
+        #expect(wrong?.code == .negotiationTampered)
+    }
+
+    // MARK: An on-path rewriter of the plaintext preambles
+
+    /// What an on-path attacker rewrites. Byte offsets: version 4, encryption 5, capabilities 8–15, commitment 48–79.
+    enum Rewrite: String, CaseIterable, Sendable {
+        case stripEncryptionBothWays, raiseVersionTowardsAcceptor, dropMulticastCapability, flipCommitmentTowardsConnector
+
+        func apply(_ side: LinkPair.Side, _ bytes: inout [UInt8]) {
+            switch self {
+            case .stripEncryptionBothWays: bytes[5] = 0
+            case .raiseVersionTowardsAcceptor: if side == .acceptor { bytes[4] = 3 }
+            case .dropMulticastCapability: bytes[15] &= ~2
+            case .flipCommitmentTowardsConnector: if side == .connector { bytes[60] ^= 1 }
+            }
+        }
+    }
+
+    @Test(arguments: Rewrite.allCases)
+    func aRewrittenNegotiationIsRefusedOnBothSides(rewrite: Rewrite) {
+        let what = rewrite.rawValue
+        var pair = LinkPair(connectorEncryption: .optional, acceptorEncryption: .optional)
+        pair.rewritePreamble = rewrite.apply
+        pair.start()
+        #expect(!pair.connector.isConnected && !pair.acceptor.isConnected, "\(what)")
+        #expect(pair.closeReason(.connector)??.code == .negotiationTampered, "\(what): \(String(describing: pair.closeReason(.connector)))")
+        #expect(pair.closeReason(.acceptor)??.code == .negotiationTampered, "\(what): \(String(describing: pair.closeReason(.acceptor)))")
+        #expect(pair.delivered(.connector).isEmpty && pair.delivered(.acceptor).isEmpty)
+    }
+
+    /// Only one side's preference stripped: one side starts TLS, the other sends a plaintext Hello. Each notices
+    /// from the first byte the other sent after its preamble.
+    @Test func aOneSidedStripIsNamedAsTamperingByTheFirstByte() {
+        var tls = LinkStateMachine.connector(identity: Fixtures.identity("c"), configuration: LinkPair.configuration,
+                                             nonce: Fixtures.bytes(32, 1), pairingNonce: Fixtures.bytes(32, 2), expectedPeer: nil,
+                                             invitation: .init(timeoutMilliseconds: 1000, context: []), now: .uptimeNanoseconds(0))
+        _ = tls.start(now: .uptimeNanoseconds(0))
+        _ = tls.preambleReceived(.success(PreambleAndNegotiationTests.preamble(.optional)), now: .uptimeNanoseconds(0))
+        #expect(tls.firstByteAfterPreamble(0x16).isEmpty, "a TLS record is what TLS expects")
+        #expect(Self.closeCode(tls.firstByteAfterPreamble(0x00)) == .negotiationTampered)
+        #expect(tls.isClosed)
+
+        var configuration = LinkPair.configuration
+        configuration.encryption = .optional
+        var plain = LinkStateMachine.acceptor(identity: Fixtures.identity("a"), configuration: configuration, nonce: Fixtures.bytes(32, 3),
+                                              pairingNonce: Fixtures.bytes(32, 4), now: .uptimeNanoseconds(0))
+        _ = plain.start(now: .uptimeNanoseconds(0))
+        _ = plain.preambleReceived(.success(PreambleAndNegotiationTests.preamble(.none)), now: .uptimeNanoseconds(0))
+        #expect(plain.firstByteAfterPreamble(0x00).isEmpty, "a frame is what a plaintext link expects")
+        #expect(Self.closeCode(plain.firstByteAfterPreamble(0x16)) == .negotiationTampered)
+    }
+
+    static func closeCode(_ actions: [LinkStateMachine.Action]) -> PeerMeshError.Code? {
+        for action in actions { if case .close(let reason) = action { return reason?.code } }
+        return nil
+    }
+
+    @Test func aMulticastFrameOnALinkThatDidNotAgreeOnItIsAViolation() {
+        var pair = LinkPair()
+        var lacking = LinkPair.configuration
+        lacking.capabilities = [.mesh]
+        pair.acceptor = .acceptor(identity: pair.acceptorIdentity, configuration: lacking, nonce: Fixtures.bytes(32, 2),
+                                  pairingNonce: Fixtures.bytes(32, 12), now: pair.now)
+        pair.start()
+        #expect(pair.connector.peer?.negotiation.capabilities == [.mesh])
+        var raw = MulticastTests.raw(destinations: [1])
+        let frame = try! Frame.read(from: &raw, limits: .default)!
+        #expect(Self.closeCode(pair.acceptor.frameReceived(frame, now: pair.now)) == .protocolViolation)
     }
 
     @Test func dataBeforeAcceptanceIsDiscarded() {
@@ -303,7 +396,8 @@ struct LinkStateMachineTests {
         #expect(pair.delivered(.acceptor).isEmpty)
     }
 
-    @Test(arguments: [Frame.hello(.init(displayName: "x", certificateDER: [1], signature: Fixtures.bytes(64))),
+    @Test(arguments: [Frame.hello(.init(displayName: "x", certificateDER: [1], signature: Fixtures.bytes(64),
+                                        pairingNonce: Fixtures.bytes(32), negotiationDigest: Fixtures.bytes(32))),
                       .invitation(.init(timeoutMilliseconds: 1, context: [])), .invitationResponse(.accepted)])
     func handshakeFramesAfterConnectingAreViolations(frame: Frame) {
         var pair = LinkPair()
@@ -383,7 +477,8 @@ struct HeartbeatIntervalTests {
         var strict = LinkPair.configuration
         strict.livenessTimeout = .seconds(1)
         strict.heartbeatInterval = .milliseconds(250)
-        pair.acceptor = .acceptor(identity: pair.acceptorIdentity, configuration: strict, nonce: Fixtures.bytes(32, 2), now: pair.now)
+        pair.acceptor = .acceptor(identity: pair.acceptorIdentity, configuration: strict, nonce: Fixtures.bytes(32, 2),
+                                  pairingNonce: Fixtures.bytes(32, 12), now: pair.now)
         pair.start()
         #expect(pair.connector.isConnected)
         var connector = pair.connector

@@ -234,7 +234,10 @@ final class Peer: Sendable {
             case .streamOpened(let stream, let peer, let bytes):
                 Task { await Self.read(stream, from: peer.displayName, bytes: bytes) }
             case .incomingConnectionFailed(let peer, let error):
-                Output.emit(["event": "connection-failed", "peer": peer?.displayName ?? "", "message": error.message])
+                Output.emit(["event": "connection-failed", "peer": peer?.displayName ?? "", "message": error.message,
+                             "code": error.code.name])
+            case .peerVerified(let peer, let security):
+                Output.emit(["event": "verified", "peer": peer.displayName, "code": security.endToEndCode ?? ""])
             }
         }
     }
@@ -329,6 +332,10 @@ final class Peer: Sendable {
         case ("join", 2):
             guard let seconds = Double(args[1]) else { throw Failure("join NAME SECONDS") }
             return try await join(args[0], within: .milliseconds(Int64(seconds * 1000)))
+        case ("security", 1):
+            guard let security = await session.security(of: try member(args[0])) else { throw Failure("not a member") }
+            return ["event": "security", "peer": args[0], "link": security.linkCode ?? "", "e2e": security.endToEndCode ?? "",
+                    "encrypted": security.isEncrypted.map { $0 ? "yes" : "no" } ?? "unknown"]
         case ("route", 1):
             let peer = try member(args[0])
             let route: String = switch await session.route(to: peer) {

@@ -15,7 +15,11 @@ struct InvitationTests {
         let invitation = try #require(await host.log.invitations.first)
         #expect(invitation.peer == joiner.peerID)
         #expect(invitation.context == Data("hello room".utf8))
-        #expect(invitation.verificationCode == VerificationCode.between(host.peerID, joiner.peerID))
+        // Both people see the same code: the host on the invitation, the joiner for its link.
+        let joinerSide = await joiner.session.security(of: host.peerID)
+        #expect(invitation.verificationCode == joinerSide?.linkCode)
+        #expect(joinerSide?.link?.security == .tls && joinerSide?.link?.version == Preamble.currentVersion)
+        #expect(await host.session.security(of: joiner.peerID)?.verificationCode == invitation.verificationCode)
 
         try await joiner.session.send(Data("ping".utf8), to: [host.peerID])
         try await host.session.send(Data("pong".utf8), to: [joiner.peerID])

@@ -47,6 +47,8 @@ final class LinkHandler: ChannelInboundHandler {
 
     /// The verified peer, once known.
     var peer: VerifiedPeer? { machine.peer }
+    /// Whether this link agreed on `capability` with the peer.
+    func agrees(on capability: Capabilities) -> Bool { machine.peer?.negotiation.capabilities.contains(capability) == true }
     /// Data frames the peer sent before it was accepted (and that were therefore dropped).
     var framesDiscardedBeforeAcceptance: Int { machine.framesDiscardedBeforeAcceptance }
     /// The peer's remote address.
@@ -91,6 +93,8 @@ final class LinkHandler: ChannelInboundHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let preamble = event as? PreambleReceived {
             perform(machine.preambleReceived(preamble.result, now: .now()))
+        } else if let first = event as? FirstByteAfterPreamble {
+            perform(machine.firstByteAfterPreamble(first.byte))
         } else if case .handshakeCompleted = event as? TLSUserEvent {
             perform(machine.tlsEstablished(peerPublicKeyDER: tlsPeerKey(context: context), now: .now()))
         } else {

@@ -124,6 +124,11 @@ public final class Session: Sendable {
         try? await core.loop.submit { self.core.route(to: peer) }.get()
     }
 
+    /// How `peer`'s traffic is protected and the code two people compare for it, or nil when it is not a member.
+    public func security(of peer: PeerID) async -> PeerSecurity? {
+        try? await core.loop.submit { self.core.security(of: peer) }.get()
+    }
+
     /// What the mesh layer counted so far (relayed frames, forged or malformed frames dropped, ...).
     public var meshCounters: MeshCounters {
         get async { (try? await core.loop.submit { self.core.meshCounters }.get()) ?? MeshCounters() }

@@ -35,9 +35,9 @@ struct SequencedPath: PeerPath {
 struct SequencedFrame {
     var frame: Frame
     var queue: OutboundQueue
-    var promise: EventLoopPromise<Void>?
+    var promise: EventLoopPromise<Void>? = nil
     /// The whole message when this is the last fragment of a reliable message (reported if never acknowledged).
-    var endsMessage: ByteBuffer?
+    var endsMessage: ByteBuffer? = nil
 }
 /// Members' end-to-end channels: sending, parking for room, re-sending, acknowledging, giving up.
 extension SessionCore {

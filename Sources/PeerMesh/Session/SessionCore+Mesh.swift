@@ -83,6 +83,7 @@ extension SessionCore {
             abandonChannel(to: peer, reason: why ?? PeerMeshError(.peerDisconnected, "\(peer) left the session."))
             remoteFragmenters[key] = nil
             remoteReassemblers[key] = nil
+            pairings[key] = nil
             publishRoster()
             emit(.peerChanged(peer, .notConnected(reason: why)))
         }
@@ -99,6 +100,7 @@ extension SessionCore {
             transfers.peerConnected(peer)
         }
         rerouteChannels()
+        pairAnnouncedMembers()
         linkDirectlyWhereReachable()
     }
 
@@ -236,6 +238,9 @@ extension SessionCore {
         case .transfer(let transfer) where transfer.source == routed.source && transfer.destination == me:
             accept(routed)
             transfers.handle(transfer, from: peer)
+        case .pairing(let pairing):
+            accept(routed)
+            receivedPairing(pairing, from: peer)
         default:
             accept(routed)
             meshCounters.droppedForgeries += 1

@@ -44,7 +44,7 @@ extension SessionCore {
                 }
             }
             for group in mesh.groupedByNextHop(ready) {
-                if group.destinations.count > 1, let link = directLink(group.hop) {
+                if group.destinations.count > 1, let link = directLink(group.hop), link.agrees(on: .multicast) {
                     transmitMulticast(outgoing, fragment: index, to: group.destinations, on: link)
                 } else {
                     // Alone behind its first hop: an ordinary frame on its channel is the same crossing, and cheaper.
@@ -97,7 +97,9 @@ extension SessionCore {
     func receivedMulticast(_ frame: MulticastFrame) {
         let plan = mesh.relay(frame)
         for hop in plan.forward {
-            guard let next = directLink(hop.to) else {
+            // A next hop that did not agree on multicast cannot take the frame, and its entries cannot be split out
+            // of it: they are dropped, and each destination's channel sends its copy again as an ordinary frame.
+            guard let next = directLink(hop.to), next.agrees(on: .multicast) else {
                 meshCounters.droppedNoRoute += hop.frame.entries.count
                 continue
             }

@@ -37,6 +37,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     /// Our ephemeral end-to-end key for this session (published in our record) and the channels derived from it.
     let endToEndKey = Curve25519.KeyAgreement.PrivateKey()
     var channels: [[UInt8]: EndToEndChannel] = [:]
+    /// The end-to-end pairing with each member, for its verification code (SessionCore+Pairing.swift).
+    var pairings: [[UInt8]: MemberPairing] = [:]
     /// The link each channel's frames last went out on: when it changes, unacknowledged frames are sent again.
     var channelLinks: [[UInt8]: ObjectIdentifier] = [:]
     var pendingAcks: Set<[UInt8]> = []
@@ -192,13 +194,14 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         }
         var linkConfiguration = configuration.link
         linkConfiguration.encryption = encryption
-        let nonce = (0..<Preamble.nonceLength).map { _ in UInt8.random(in: .min ... .max) }
+        let nonce = Self.randomBytes(Preamble.nonceLength)
+        let pairingNonce = Self.randomBytes(VerificationCode.nonceLength)
         let machine: LinkStateMachine = switch role {
         case .connector:
-            .connector(identity: identity.local, configuration: linkConfiguration, nonce: nonce,
+            .connector(identity: identity.local, configuration: linkConfiguration, nonce: nonce, pairingNonce: pairingNonce,
                        expectedPeer: expectedPeer, invitation: invitation!, now: .now())
         case .acceptor:
-            .acceptor(identity: identity.local, configuration: linkConfiguration, nonce: nonce, now: .now())
+            .acceptor(identity: identity.local, configuration: linkConfiguration, nonce: nonce, pairingNonce: pairingNonce, now: .now())
         }
         let preamble = PreambleHandler()
         let link = LinkHandler(machine: machine, tls: tls, preambleHandler: preamble, tickInterval: configuration.tickInterval,
@@ -289,7 +292,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         let loop = self.loop
         let invitation = Invitation(
             peer: peer.peerID, context: Data(context), certificate: PeerCertificate(derBytes: peer.certificateDER),
-            verificationCode: VerificationCode.between(identity.peerID, peer.peerID), deadline: deadline
+            verificationCode: peer.verificationCode, deadline: deadline
         ) { [self] decision in
             loop.execute {
                 if case .accept = decision {
@@ -377,4 +380,10 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     }
 
     static let closedError = PeerMeshError(.sessionClosed, "The session was disconnected; create a new one.")
+
+    /// Fresh random bytes from the system's CSPRNG (`SystemRandomNumberGenerator`).
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
 }

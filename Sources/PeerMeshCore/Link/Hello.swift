@@ -34,33 +34,34 @@ public struct LocalIdentity: Sendable {
     }
 }
 
-/// A peer whose Hello proved possession of the key its PeerID names.
+/// A peer whose Hello proved possession of the key its PeerID names, with what its link agreed on.
 public struct VerifiedPeer: Sendable, Hashable {
     /// The peer's identity.
     public let peerID: PeerID
     /// The peer's certificate as it sent it (DER), for the app's certificate handler.
     public let certificateDER: [UInt8]
+    /// Version, TLS or plaintext, capabilities — checked against what the peer signed.
+    public let negotiation: LinkNegotiation
+    /// The six-digit code both people see for this link (`VerificationCode.forLink`).
+    public let verificationCode: String
 }
 
 /// Builds and checks Hello frames.
 ///
-/// The signature covers a role label, both preamble nonces, the certificate and the display name, so a Hello is
-/// bound to this one connection and cannot be replayed or reflected onto another.
+/// The signature covers a role label, the negotiation digest (both preambles: versions, encryption preferences,
+/// capabilities, both connection nonces and both pairing commitments), the certificate, the pairing nonce, the
+/// liveness timeout and the display name. So a Hello is bound to this one connection, cannot be replayed or
+/// reflected onto another, and a preamble rewritten on the path is caught by either side.
 public enum HelloTranscript {
     /// The bytes the sender of a Hello signs.
-    public static func bytes(
-        senderRole: LinkRole,
-        senderNonce: [UInt8],
-        receiverNonce: [UInt8],
-        certificateDER: [UInt8],
-        displayName: String
-    ) -> [UInt8] {
-        var out = Array("PeerMesh-hello-v1".utf8)
+    public static func bytes(senderRole: LinkRole, hello: Frame.Hello) -> [UInt8] {
+        var out = Array("PeerMesh-hello-v2".utf8)
         out.append(senderRole.rawValue)
-        out += senderNonce
-        out += receiverNonce
-        out += Array(SHA256.hash(data: certificateDER))
-        out += Array(displayName.utf8)
+        out += hello.negotiationDigest
+        out += Array(SHA256.hash(data: hello.certificateDER))
+        out += hello.pairingNonce
+        withUnsafeBytes(of: hello.livenessTimeoutMilliseconds.bigEndian) { out += $0 }
+        out += Array(hello.displayName.utf8)
         return out
     }
 
@@ -68,34 +69,52 @@ public enum HelloTranscript {
     public static func makeHello(
         identity: LocalIdentity,
         role: LinkRole,
-        ownNonce: [UInt8],
-        peerNonce: [UInt8],
+        negotiation: LinkNegotiation,
+        pairingNonce: [UInt8],
         livenessTimeoutMilliseconds: UInt32 = 10_000
     ) throws -> Frame.Hello {
-        let transcript = bytes(
-            senderRole: role, senderNonce: ownNonce, receiverNonce: peerNonce,
-            certificateDER: identity.certificateDER, displayName: identity.displayName
+        var hello = Frame.Hello(
+            displayName: identity.displayName, certificateDER: identity.certificateDER, signature: [],
+            livenessTimeoutMilliseconds: livenessTimeoutMilliseconds, pairingNonce: pairingNonce,
+            negotiationDigest: negotiation.digest
         )
-        let signature = try identity.privateKey.signature(for: transcript)
-        return Frame.Hello(
-            displayName: identity.displayName,
-            certificateDER: identity.certificateDER,
-            signature: Array(signature.rawRepresentation),
-            livenessTimeoutMilliseconds: livenessTimeoutMilliseconds
-        )
+        hello.signature = Array(try identity.privateKey.signature(for: bytes(senderRole: role, hello: hello)).rawRepresentation)
+        return hello
     }
 
-    /// Checks a peer's Hello: the certificate parses and holds a P-256 key, the signature over this connection's
-    /// transcript verifies, the key matches the one TLS authenticated (when encrypted) and the PeerID we expected
-    /// (when the app pinned one).
-    public static func verify(
-        _ hello: Frame.Hello,
-        senderRole: LinkRole,
-        senderNonce: [UInt8],
-        receiverNonce: [UInt8],
-        tlsPublicKeyDER: [UInt8]?,
-        expectedPeer: PeerID?
-    ) throws(PeerMeshError) -> VerifiedPeer {
+    /// What the receiver of a Hello knows about its own side of the link.
+    public struct Context: Sendable {
+        /// Our role (the Hello's sender has the other one).
+        public var role: LinkRole
+        /// Our key ID.
+        public var ownKeyID: [UInt8]
+        /// What we agreed on, from the preambles as we saw them.
+        public var negotiation: LinkNegotiation
+        /// The commitment in the peer's preamble.
+        public var peerCommitment: [UInt8]
+        /// Our pairing nonce.
+        public var ownPairingNonce: [UInt8]
+        /// The key TLS authenticated (nil on a plaintext link).
+        public var tlsPublicKeyDER: [UInt8]?
+        /// The PeerID the app meant to reach, if it pinned one.
+        public var expectedPeer: PeerID?
+        /// Bundles the context.
+        public init(role: LinkRole, ownKeyID: [UInt8], negotiation: LinkNegotiation, peerCommitment: [UInt8],
+                    ownPairingNonce: [UInt8], tlsPublicKeyDER: [UInt8]?, expectedPeer: PeerID?) {
+            self.role = role
+            self.ownKeyID = ownKeyID
+            self.negotiation = negotiation
+            self.peerCommitment = peerCommitment
+            self.ownPairingNonce = ownPairingNonce
+            self.tlsPublicKeyDER = tlsPublicKeyDER
+            self.expectedPeer = expectedPeer
+        }
+    }
+
+    /// Checks a peer's Hello: the certificate parses and holds a P-256 key, the signature verifies, the key matches
+    /// the one TLS authenticated (when encrypted), the peer saw the same negotiation we did and its pairing nonce
+    /// opens its commitment (else `negotiationTampered`), and it is the PeerID we expected (when pinned).
+    public static func verify(_ hello: Frame.Hello, context: Context) throws(PeerMeshError) -> VerifiedPeer {
         let key: P256.Signing.PublicKey
         do {
             let certificate = try Certificate(derEncoded: hello.certificateDER)
@@ -108,29 +127,49 @@ public enum HelloTranscript {
         } catch {
             throw PeerMeshError(.protocolViolation, "The peer's Hello carries a certificate that does not parse.", underlying: error)
         }
-        let transcript = bytes(
-            senderRole: senderRole, senderNonce: senderNonce, receiverNonce: receiverNonce,
-            certificateDER: hello.certificateDER, displayName: hello.displayName
-        )
+        let senderRole: LinkRole = context.role == .connector ? .acceptor : .connector
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: hello.signature),
-              key.isValidSignature(signature, for: transcript)
+              key.isValidSignature(signature, for: bytes(senderRole: senderRole, hello: hello))
         else {
-            throw PeerMeshError(.peerIDMismatch, "The peer's Hello signature does not verify: it does not hold the key it claims.")
+            throw PeerMeshError(
+                .peerIDMismatch,
+                "The peer's Hello signature does not verify: it does not hold the key it claims, or its Hello was altered on the way."
+            )
         }
         let keyDER = Array(key.derRepresentation)
-        if let tlsPublicKeyDER, tlsPublicKeyDER != keyDER {
+        if let tls = context.tlsPublicKeyDER, tls != keyDER {
             throw PeerMeshError(
                 .peerIDMismatch,
                 "The peer claims a PeerID whose key differs from the key its TLS certificate proved; refused."
             )
         }
         let peerID = try PeerID(displayName: hello.displayName, publicKeyDER: keyDER)
-        if let expectedPeer, expectedPeer != peerID {
+        guard hello.negotiationDigest == context.negotiation.digest else {
+            throw PeerMeshError(
+                .negotiationTampered,
+                "\(peerID) signed a different negotiation (version, encryption, capabilities) than the one that reached us: "
+                    + "something on the network rewrote it. The link was refused; do not connect over this network path."
+            )
+        }
+        guard VerificationCode.commitment(to: hello.pairingNonce) == context.peerCommitment else {
+            throw PeerMeshError(
+                .negotiationTampered,
+                "\(peerID)'s pairing nonce does not open the commitment in its preamble: the connection was tampered with."
+            )
+        }
+        if let expectedPeer = context.expectedPeer, expectedPeer != peerID {
             throw PeerMeshError(
                 .peerIDMismatch,
                 "Expected to reach \(expectedPeer) but the peer proved it is \(peerID); the connection data is stale or forged."
             )
         }
-        return VerifiedPeer(peerID: peerID, certificateDER: hello.certificateDER)
+        let (connectorKey, acceptorKey) = context.role == .connector ? (context.ownKeyID, peerID.keyID) : (peerID.keyID, context.ownKeyID)
+        let (connectorNonce, acceptorNonce) = context.role == .connector
+            ? (context.ownPairingNonce, hello.pairingNonce) : (hello.pairingNonce, context.ownPairingNonce)
+        let code = VerificationCode.forLink(
+            negotiationDigest: context.negotiation.digest, connectorKeyID: connectorKey, acceptorKeyID: acceptorKey,
+            connectorNonce: connectorNonce, acceptorNonce: acceptorNonce
+        )
+        return VerifiedPeer(peerID: peerID, certificateDER: hello.certificateDER, negotiation: context.negotiation, verificationCode: code)
     }
 }

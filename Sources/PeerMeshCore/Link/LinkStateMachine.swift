@@ -16,13 +16,16 @@ public struct LinkConfiguration: Sendable {
     public var handshakeTimeout: TimeAmount
     /// The cap on how long any invitation may wait for an answer.
     public var maximumInvitationTimeout: TimeAmount
+    /// The frame families we offer (the link agrees on the intersection with the peer's offer).
+    public var capabilities: Capabilities
 
     /// Creates a link configuration.
     public init(
         encryption: EncryptionPreference, limits: FrameLimits, maximumMessageSize: Int,
         heartbeatInterval: TimeAmount, livenessTimeout: TimeAmount, handshakeTimeout: TimeAmount,
-        maximumInvitationTimeout: TimeAmount
+        maximumInvitationTimeout: TimeAmount, capabilities: Capabilities = .all
     ) {
+        self.capabilities = capabilities
         self.encryption = encryption
         self.limits = limits
         self.maximumMessageSize = maximumMessageSize
@@ -67,8 +70,8 @@ public struct LinkStateMachine: Sendable {
     private enum State: Sendable {
         case idle
         case awaitingPreamble
-        case negotiatingTLS(peerNonce: [UInt8])
-        case awaitingHello(peerNonce: [UInt8], tlsKey: [UInt8]?)
+        case negotiatingTLS(Handshake)
+        case awaitingHello(Handshake, tlsKey: [UInt8]?)
         case judgingCertificate(VerifiedPeer)            // connector, before inviting
         case awaitingResponse(VerifiedPeer)              // connector
         case awaitingInvitation(VerifiedPeer)            // acceptor
@@ -78,11 +81,18 @@ public struct LinkStateMachine: Sendable {
         case closed
     }
 
+    /// What the preambles agreed on, and the peer's commitment, while the Hellos are under way.
+    private struct Handshake: Sendable {
+        var negotiation: LinkNegotiation
+        var peerCommitment: [UInt8]
+    }
+
     /// Which end we are.
     public let role: LinkRole
     private let identity: LocalIdentity
     private let configuration: LinkConfiguration
-    private let ownNonce: [UInt8]
+    private let ownPreamble: Preamble
+    private let pairingNonce: [UInt8]
     private let expectedPeer: PeerID?
     private let invitation: Frame.Invitation?
     private var state: State = .idle
@@ -95,13 +105,14 @@ public struct LinkStateMachine: Sendable {
     /// Data frames dropped because they arrived before the peer was accepted.
     public private(set) var framesDiscardedBeforeAcceptance = 0
 
-    /// A connector (inviter): `invitation` is sent once our app accepted the peer's certificate.
+    /// A connector (inviter): `invitation` is sent once our app accepted the peer's certificate. `nonce` and
+    /// `pairingNonce` are 32 fresh random bytes each (the caller draws them: the machine is pure).
     public static func connector(
-        identity: LocalIdentity, configuration: LinkConfiguration, nonce: [UInt8],
+        identity: LocalIdentity, configuration: LinkConfiguration, nonce: [UInt8], pairingNonce: [UInt8],
         expectedPeer: PeerID?, invitation: Frame.Invitation, now: NIODeadline
     ) -> LinkStateMachine {
         LinkStateMachine(
-            role: .connector, identity: identity, configuration: configuration, nonce: nonce,
+            role: .connector, identity: identity, configuration: configuration, nonce: nonce, pairingNonce: pairingNonce,
             expectedPeer: expectedPeer, invitation: invitation,
             deadline: now + .milliseconds(Int64(invitation.timeoutMilliseconds)), now: now
         )
@@ -109,22 +120,26 @@ public struct LinkStateMachine: Sendable {
 
     /// An acceptor (invitee): the peer must finish its handshake and invite within `handshakeTimeout`.
     public static func acceptor(
-        identity: LocalIdentity, configuration: LinkConfiguration, nonce: [UInt8], now: NIODeadline
+        identity: LocalIdentity, configuration: LinkConfiguration, nonce: [UInt8], pairingNonce: [UInt8], now: NIODeadline
     ) -> LinkStateMachine {
         LinkStateMachine(
-            role: .acceptor, identity: identity, configuration: configuration, nonce: nonce,
+            role: .acceptor, identity: identity, configuration: configuration, nonce: nonce, pairingNonce: pairingNonce,
             expectedPeer: nil, invitation: nil, deadline: now + configuration.handshakeTimeout, now: now
         )
     }
 
     private init(
-        role: LinkRole, identity: LocalIdentity, configuration: LinkConfiguration, nonce: [UInt8],
+        role: LinkRole, identity: LocalIdentity, configuration: LinkConfiguration, nonce: [UInt8], pairingNonce: [UInt8],
         expectedPeer: PeerID?, invitation: Frame.Invitation?, deadline: NIODeadline, now: NIODeadline
     ) {
         self.role = role
         self.identity = identity
         self.configuration = configuration
-        self.ownNonce = nonce
+        self.pairingNonce = pairingNonce
+        self.ownPreamble = Preamble(
+            encryption: configuration.encryption, capabilities: configuration.capabilities, nonce: nonce,
+            commitment: VerificationCode.commitment(to: pairingNonce)
+        )
         self.expectedPeer = expectedPeer
         self.invitation = invitation
         self.deadline = deadline
@@ -155,7 +170,7 @@ public struct LinkStateMachine: Sendable {
         guard case .idle = state else { return [] }
         state = .awaitingPreamble
         lastSent = now
-        return [.sendPreamble(Preamble(encryption: configuration.encryption, nonce: ownNonce))]
+        return [.sendPreamble(ownPreamble)]
     }
 
     /// The peer's preamble arrived (or failed to parse).
@@ -167,26 +182,52 @@ public struct LinkStateMachine: Sendable {
         case .failure(let error): return fail(error, tellPeer: false)
         case .success(let value): preamble = value
         }
-        switch EncryptionPreference.negotiate(local: configuration.encryption, remote: preamble.encryption) {
-        case .failure(let error):
-            return fail(error, tellPeer: false)
-        case .success(.tls):
-            state = .negotiatingTLS(peerNonce: preamble.nonce)
+        let handshake: Handshake
+        switch LinkNegotiation.agree(role: role, local: ownPreamble, remote: preamble) {
+        case .failure(let error): return fail(error, tellPeer: false)
+        case .success(let negotiation): handshake = Handshake(negotiation: negotiation, peerCommitment: preamble.commitment)
+        }
+        switch handshake.negotiation.security {
+        case .tls:
+            state = .negotiatingTLS(handshake)
             return [.startTLS(role)]
-        case .success(.plaintext):
-            state = .awaitingHello(peerNonce: preamble.nonce, tlsKey: nil)
-            return sendHello(peerNonce: preamble.nonce, now: now)
+        case .plaintext:
+            state = .awaitingHello(handshake, tlsKey: nil)
+            return sendHello(handshake.negotiation, now: now)
+        }
+    }
+
+    /// The first byte the peer sent after its preamble. Both preambles agreed on TLS or on plaintext; a peer that
+    /// does the other saw different preambles than we did: something on the path rewrote them. (A TLS record
+    /// starts with 0x16; a frame with the high byte of its length, which is never 0x16.)
+    public mutating func firstByteAfterPreamble(_ byte: UInt8) -> [Action] {
+        let startsTLS = byte == 0x16
+        switch state {
+        case .negotiatingTLS where !startsTLS:
+            return fail(PeerMeshError(
+                .negotiationTampered,
+                "Both preambles agreed on TLS as we received them, but the peer answered in plaintext: something on the "
+                    + "network rewrote the negotiation (an encryption-stripping attack). The link was refused."
+            ), tellPeer: false)
+        case .awaitingHello(_, nil) where startsTLS:
+            return fail(PeerMeshError(
+                .negotiationTampered,
+                "The preambles agreed on plaintext as we received them, but the peer started TLS: something on the network "
+                    + "rewrote the negotiation (an encryption-stripping attack). The link was refused."
+            ), tellPeer: false)
+        default:
+            return []
         }
     }
 
     /// The TLS handshake finished; `peerPublicKeyDER` is the key of the certificate TLS authenticated.
     public mutating func tlsEstablished(peerPublicKeyDER: [UInt8]?, now: NIODeadline) -> [Action] {
-        guard case .negotiatingTLS(let peerNonce) = state else { return [] }
+        guard case .negotiatingTLS(let handshake) = state else { return [] }
         guard let peerPublicKeyDER else {
             return fail(PeerMeshError(.tlsHandshakeFailed, "The peer presented no usable TLS certificate."), tellPeer: false)
         }
-        state = .awaitingHello(peerNonce: peerNonce, tlsKey: peerPublicKeyDER)
-        return sendHello(peerNonce: peerNonce, now: now)
+        state = .awaitingHello(handshake, tlsKey: peerPublicKeyDER)
+        return sendHello(handshake.negotiation, now: now)
     }
 
     /// A frame arrived from the peer.
@@ -198,13 +239,14 @@ public struct LinkStateMachine: Sendable {
             return fail(Self.error(forPeerClose: close, connected: isConnected), tellPeer: false)
         case (.heartbeat, _):
             return []
-        case (.hello(let hello), .awaitingHello(let peerNonce, let tlsKey)):
+        case (.hello(let hello), .awaitingHello(let handshake, let tlsKey)):
             let verified: VerifiedPeer
             do {
-                verified = try HelloTranscript.verify(
-                    hello, senderRole: role == .connector ? .acceptor : .connector, senderNonce: peerNonce,
-                    receiverNonce: ownNonce, tlsPublicKeyDER: tlsKey, expectedPeer: expectedPeer
-                )
+                verified = try HelloTranscript.verify(hello, context: .init(
+                    role: role, ownKeyID: identity.peerID.keyID, negotiation: handshake.negotiation,
+                    peerCommitment: handshake.peerCommitment, ownPairingNonce: pairingNonce, tlsPublicKeyDER: tlsKey,
+                    expectedPeer: expectedPeer
+                ))
             } catch {
                 return fail(error, tellPeer: true)
             }
@@ -243,6 +285,8 @@ public struct LinkStateMachine: Sendable {
                 state = .connected(peer, reassembler)
                 return fail(error, tellPeer: true)
             }
+        case (.multicast, .connected(let peer, _)) where !peer.negotiation.capabilities.contains(.multicast):
+            return fail(Frame.violation("a \(frame.kind) frame on a link that did not agree on its capability"), tellPeer: true)
         case (.transfer(let transfer), .connected(let peer, _)):
             guard transfer.source == peer.peerID.keyID, transfer.destination == identity.peerID.keyID else {
                 return fail(Frame.violation("a transfer frame names another source or destination"), tellPeer: true)
@@ -396,11 +440,11 @@ public struct LinkStateMachine: Sendable {
 
     // MARK: Helpers
 
-    private mutating func sendHello(peerNonce: [UInt8], now: NIODeadline) -> [Action] {
+    private mutating func sendHello(_ negotiation: LinkNegotiation, now: NIODeadline) -> [Action] {
         do {
             let liveness = UInt32(clamping: max(100, configuration.livenessTimeout.nanoseconds / 1_000_000))
-            let hello = try HelloTranscript.makeHello(identity: identity, role: role, ownNonce: ownNonce, peerNonce: peerNonce,
-                                                      livenessTimeoutMilliseconds: liveness)
+            let hello = try HelloTranscript.makeHello(identity: identity, role: role, negotiation: negotiation,
+                                                      pairingNonce: pairingNonce, livenessTimeoutMilliseconds: liveness)
             lastSent = now
             return [.send(.hello(hello))]
         } catch {
@@ -436,6 +480,7 @@ public struct LinkStateMachine: Sendable {
         switch code {
         case .protocolViolation: .protocolViolation
         case .peerIDMismatch: .peerIDMismatch
+        case .negotiationTampered: .negotiationTampered
         case .certificateRejected: .certificateRejected
         case .invitationTimedOut, .livenessTimeout: .timedOut
         default: .internalError
@@ -450,6 +495,8 @@ public struct LinkStateMachine: Sendable {
             return PeerMeshError(.certificateRejected, "The peer rejected our certificate.")
         case .peerIDMismatch:
             return PeerMeshError(.peerIDMismatch, "The peer refused our identity: \(close.message)")
+        case .negotiationTampered:
+            return PeerMeshError(.negotiationTampered, "The peer detected tampering with our negotiation: \(close.message)")
         case .timedOut:
             return connected
                 ? PeerMeshError(.livenessTimeout, "The peer stopped hearing from us and closed the link.")

@@ -25,13 +25,16 @@ public enum Frame: Hashable, Sendable {
     case routed(RoutedFrame)
     /// One message fragment for several members, crossing each link once (see `MulticastFrame`).
     case multicast(MulticastFrame)
+    /// One step of the end-to-end pairing between two members (see `MemberPairing`); only ever the inner frame
+    /// of a routed frame, sealed on the members' channel, never sent on a link by itself.
+    case pairing(PairingFrame)
 
     /// Frame type bytes.
     public enum Kind: UInt8, Sendable, CaseIterable {
         case hello = 1, invitation = 2, invitationResponse = 3, data = 4, heartbeat = 5, close = 6
         case transferOpen = 7, transferAccept = 8, transferChunk = 9, transferCredit = 10, transferEnd = 11
         case transferReset = 12, transferDone = 13
-        case linkState = 14, routed = 15, multicast = 16
+        case linkState = 14, routed = 15, multicast = 16, pairing = 17
     }
 
     /// This frame's type byte.
@@ -47,6 +50,7 @@ public enum Frame: Hashable, Sendable {
         case .linkState: .linkState
         case .routed: .routed
         case .multicast: .multicast
+        case .pairing: .pairing
         }
     }
 
@@ -61,9 +65,19 @@ public enum Frame: Hashable, Sendable {
         /// The sender's liveness timeout: the receiver must send something at least this often (it heartbeats at
         /// a quarter of the smaller of the two timeouts), or the sender will declare it gone.
         public var livenessTimeoutMilliseconds: UInt32
+        /// The sender's pairing nonce (32 bytes), which its preamble committed to (`VerificationCode`).
+        public var pairingNonce: [UInt8]
+        /// The negotiation digest as the sender computed it (32 bytes; `LinkNegotiation.digest`): signed, and
+        /// compared with the receiver's own, so a rewritten preamble is named as tampering.
+        public var negotiationDigest: [UInt8]
         /// Creates a Hello body.
-        public init(displayName: String, certificateDER: [UInt8], signature: [UInt8], livenessTimeoutMilliseconds: UInt32 = 10_000) {
+        public init(
+            displayName: String, certificateDER: [UInt8], signature: [UInt8], livenessTimeoutMilliseconds: UInt32 = 10_000,
+            pairingNonce: [UInt8], negotiationDigest: [UInt8]
+        ) {
             self.livenessTimeoutMilliseconds = livenessTimeoutMilliseconds
+            self.pairingNonce = pairingNonce
+            self.negotiationDigest = negotiationDigest
             self.displayName = displayName
             self.certificateDER = certificateDER
             self.signature = signature
@@ -140,7 +154,30 @@ public enum Frame: Hashable, Sendable {
         /// Close reasons on the wire.
         public enum Reason: UInt16, Hashable, Sendable, CaseIterable {
             case goodbye = 0, protocolViolation = 1, certificateRejected = 2, peerIDMismatch = 3, timedOut = 4
-            case sessionFull = 5, declined = 6, internalError = 7
+            case sessionFull = 5, declined = 6, internalError = 7, negotiationTampered = 8
         }
+    }
+}
+
+/// The body of a Pairing frame: a member's commitment to its pairing nonce, or the nonce itself.
+public struct PairingFrame: Hashable, Sendable {
+    /// Which step this is.
+    public enum Step: UInt8, Hashable, Sendable, CaseIterable {
+        /// `value` is the sender's commitment (`VerificationCode.commitment(to:)`).
+        case commit = 0
+        /// `value` is the sender's nonce, sent only after the receiver's commitment arrived.
+        case reveal = 1
+    }
+    /// Which step this is.
+    public var step: Step
+    /// The sender's encryption preference: whether what it sends through relays is encrypted end to end.
+    public var encryption: EncryptionPreference
+    /// 32 bytes: a commitment or a nonce.
+    public var value: [UInt8]
+    /// Creates a Pairing body.
+    public init(step: Step, encryption: EncryptionPreference, value: [UInt8]) {
+        self.step = step
+        self.encryption = encryption
+        self.value = value
     }
 }

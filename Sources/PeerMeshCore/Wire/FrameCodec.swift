@@ -16,6 +16,8 @@ extension Frame {
             buffer.writeInteger(UInt8(truncatingIfNeeded: hello.signature.count))
             buffer.writeBytes(hello.signature)
             buffer.writeInteger(hello.livenessTimeoutMilliseconds)
+            buffer.writeBytes(hello.pairingNonce)
+            buffer.writeBytes(hello.negotiationDigest)
         case .invitation(let invitation):
             buffer.writeInteger(invitation.timeoutMilliseconds)
             buffer.writeInteger(UInt32(truncatingIfNeeded: invitation.context.count))
@@ -66,6 +68,10 @@ extension Frame {
             buffer.writeBuffer(&payload)
         case .multicast(let multicast):
             multicast.writeBody(into: &buffer)
+        case .pairing(let pairing):
+            buffer.writeInteger(pairing.step.rawValue)
+            buffer.writeInteger(pairing.encryption.rawValue)
+            buffer.writeBytes(pairing.value)
         }
         buffer.setInteger(UInt32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
     }
@@ -114,7 +120,10 @@ extension Frame {
             let signature = try body.readBytesOrThrow(64, "hello signature")
             let liveness = try body.readOrThrow(UInt32.self, "hello liveness timeout")
             guard liveness >= 100 else { throw violation("hello liveness timeout of \(liveness) ms (must be at least 100)") }
-            return .hello(Hello(displayName: name, certificateDER: certificate, signature: signature, livenessTimeoutMilliseconds: liveness))
+            let pairingNonce = try body.readBytesOrThrow(VerificationCode.nonceLength, "hello pairing nonce")
+            let digest = try body.readBytesOrThrow(32, "hello negotiation digest")
+            return .hello(Hello(displayName: name, certificateDER: certificate, signature: signature, livenessTimeoutMilliseconds: liveness,
+                                pairingNonce: pairingNonce, negotiationDigest: digest))
         case .invitation:
             let timeout = try body.readOrThrow(UInt32.self, "invitation timeout")
             let contextLength = try body.readOrThrow(UInt32.self, "invitation context length")
@@ -197,6 +206,15 @@ extension Frame {
             return .routed(RoutedFrame(source: source, destination: destination, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload))
         case .multicast:
             return .multicast(try MulticastFrame.readBody(from: &body))
+        case .pairing:
+            let rawStep = try body.readOrThrow(UInt8.self, "pairing step")
+            guard let step = PairingFrame.Step(rawValue: rawStep) else { throw violation("unknown pairing step \(rawStep)") }
+            let rawEncryption = try body.readOrThrow(UInt8.self, "pairing encryption")
+            guard let encryption = EncryptionPreference(rawValue: rawEncryption) else {
+                throw violation("unknown pairing encryption preference \(rawEncryption)")
+            }
+            let value = try body.readBytesOrThrow(VerificationCode.nonceLength, "pairing value")
+            return .pairing(PairingFrame(step: step, encryption: encryption, value: value))
         }
     }
 

@@ -49,7 +49,8 @@ enum RawClient {
 
     static func preamble(_ encryption: EncryptionPreference) -> [UInt8] {
         var buffer = ByteBuffer()
-        Preamble(encryption: encryption, nonce: [UInt8](repeating: 3, count: 32)).write(into: &buffer)
+        Preamble(encryption: encryption, nonce: [UInt8](repeating: 3, count: 32), commitment: [UInt8](repeating: 4, count: 32))
+            .write(into: &buffer)
         return Array(buffer: buffer)
     }
 }

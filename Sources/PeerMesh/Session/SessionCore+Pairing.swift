@@ -1,0 +1,54 @@
+import PeerMeshCore
+
+/// End-to-end pairing with every member (`MemberPairing`): what gives a member reached through relays a
+/// verification code that no relay can choose.
+extension SessionCore {
+    /// Starts the pairing with each announced member that has none for its current session key (it joined, or
+    /// came back as a new process with new keys).
+    func pairAnnouncedMembers() {
+        for (key, peer) in announced {
+            guard let sessionKey = mesh.sessionKey(of: key), pairings[key]?.peerSessionKey != sessionKey else { continue }
+            startPairing(with: peer, peerSessionKey: sessionKey)
+        }
+    }
+
+    /// A pairing frame that opened on `peer`'s channel.
+    func receivedPairing(_ frame: PairingFrame, from peer: PeerID) {
+        guard let sessionKey = mesh.sessionKey(of: peer.keyID) else { return }
+        if pairings[peer.keyID]?.peerSessionKey != sessionKey { startPairing(with: peer, peerSessionKey: sessionKey) }
+        do {
+            switch try pairings[peer.keyID]!.receive(frame) {
+            case .none:
+                break
+            case .send(let reply):
+                sendSequenced(SequencedFrame(frame: .pairing(reply), queue: .control), to: peer)
+            case .verified:
+                if let security = security(of: peer) { emit(.peerVerified(peer, security)) }
+            }
+        } catch {
+            meshCounters.droppedForgeries += 1
+        }
+    }
+
+    /// How `peer`'s traffic is protected, or nil when it is not a member.
+    func security(of peer: PeerID) -> PeerSecurity? {
+        guard announced[peer.keyID] != nil else { return nil }
+        let link = memberLinks[peer]?.peer
+        let pairing = pairings[peer.keyID]
+        return PeerSecurity(
+            link: link?.negotiation, linkCode: link?.verificationCode, endToEndCode: pairing?.code,
+            endToEndEncrypted: pairing?.peerEncryption.map { $0 != .none && sessionEncryption != .none }
+        )
+    }
+
+    private func startPairing(with peer: PeerID, peerSessionKey: [UInt8]) {
+        guard channel(with: peer.keyID) != nil else { return }
+        let own = VerificationCode.Party(
+            keyID: localIdentity.peerID.keyID, sessionKey: Array(endToEndKey.publicKey.rawRepresentation),
+            nonce: Self.randomBytes(VerificationCode.nonceLength)
+        )
+        let pairing = MemberPairing(own: own, ownEncryption: sessionEncryption, peerKeyID: peer.keyID, peerSessionKey: peerSessionKey)
+        pairings[peer.keyID] = pairing
+        sendSequenced(SequencedFrame(frame: .pairing(pairing.commitFrame), queue: .control), to: peer)
+    }
+}

@@ -1,0 +1,116 @@
+import Crypto
+import Testing
+@testable import PeerMeshCore
+
+@Suite("Verification codes: commitment, derivation, man in the middle")
+struct VerificationCodeTests {
+    static func random(_ count: Int = 32) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: .min ... .max) } }
+
+    @Test func bothEndsOfALinkShowTheSameSixDigits() {
+        var pair = LinkPair()
+        pair.start()
+        let c = pair.connector.peer?.verificationCode, a = pair.acceptor.peer?.verificationCode
+        #expect(c != nil && c == a)
+        #expect(c?.wholeMatch(of: /\d{3} \d{3}/) != nil)
+        #expect(pair.connector.peer?.negotiation == pair.acceptor.peer?.negotiation)
+    }
+
+    /// Every input of the derivation matters: change one, and the code changes (but for a 10⁻⁶ chance).
+    @Test func theLinkCodeDependsOnEveryInput() {
+        let parts = (0..<5).map { _ in Self.random() }
+        let code = VerificationCode.forLink(negotiationDigest: parts[0], connectorKeyID: parts[1], acceptorKeyID: parts[2],
+                                            connectorNonce: parts[3], acceptorNonce: parts[4])
+        for index in 0..<5 {
+            var changed = parts
+            changed[index][0] ^= 1
+            #expect(code != VerificationCode.forLink(negotiationDigest: changed[0], connectorKeyID: changed[1], acceptorKeyID: changed[2],
+                                                     connectorNonce: changed[3], acceptorNonce: changed[4]))
+        }
+    }
+
+    /// The attack that broke the first design: a man in the middle M terminates A–M and M–B with its own key and
+    /// wants A and B to read the same six digits. It fixes each of its nonces (by committing) before the honest
+    /// side of that connection reveals its own — the protocol's order — but is otherwise as strong as can be: it
+    /// finishes A–M first, knows that code, and may pick its nonce for M–B from everything it has seen, trying
+    /// many candidates. Over 10,000 attempts the codes match only by chance (expected 0.01 times).
+    @Test func aManInTheMiddleMatchesTheCodesOnlyByChance() {
+        let a = Self.random(), b = Self.random(), m = Self.random()
+        var matches = 0
+        for _ in 0..<10_000 {
+            let digest1 = Self.random(), digest2 = Self.random()
+            // Connection 1, A (connector) – M (acceptor): both committed; M's nonce is fixed before A reveals.
+            let nA = Self.random(), nM1 = Self.random()
+            let codeA = VerificationCode.forLink(negotiationDigest: digest1, connectorKeyID: a, acceptorKeyID: m, connectorNonce: nA, acceptorNonce: nM1)
+            // Connection 2, M (connector) – B (acceptor): M knows codeA and nA now and grinds its nonce; but B's nonce is
+            // still hidden behind B's commitment, so M can only evaluate candidates against guesses of it.
+            let guessB = Self.random()
+            var nM2 = Self.random()
+            for _ in 0..<64 {
+                let candidate = Self.random()
+                if VerificationCode.forLink(negotiationDigest: digest2, connectorKeyID: m, acceptorKeyID: b, connectorNonce: candidate, acceptorNonce: guessB) == codeA {
+                    nM2 = candidate
+                    break
+                }
+            }
+            let nB = Self.random()   // revealed only after M's commitment to nM2
+            let codeB = VerificationCode.forLink(negotiationDigest: digest2, connectorKeyID: m, acceptorKeyID: b, connectorNonce: nM2, acceptorNonce: nB)
+            if codeA == codeB { matches += 1 }
+        }
+        // P(≥ 3 matches) with p = 10⁻⁶ over 10⁴ tries is below 2·10⁻⁷.
+        #expect(matches <= 2, "\(matches) of 10,000 man-in-the-middle attempts matched the codes")
+    }
+
+    /// The same man in the middle, with real link machines on both connections: it holds a key of its own, and
+    /// the two people's codes differ.
+    @Test func realLinkMachinesWithAManInTheMiddleShowDifferentCodes() {
+        for _ in 0..<20 {
+            var toMallory = LinkPair(fresh: true)     // A (connector) → M
+            var fromMallory = LinkPair(fresh: true)   // M (connector) → B
+            toMallory.start()
+            fromMallory.start()
+            let codeAtA = toMallory.connector.peer?.verificationCode
+            let codeAtB = fromMallory.acceptor.peer?.verificationCode
+            #expect(codeAtA != nil && codeAtB != nil)
+            #expect(codeAtA != codeAtB)
+        }
+    }
+
+    @Test func membersPairEndToEndAndAgreeOnTheCode() throws {
+        let a = VerificationCode.Party(keyID: Self.random(), sessionKey: Self.random(), nonce: Self.random())
+        let c = VerificationCode.Party(keyID: Self.random(), sessionKey: Self.random(), nonce: Self.random())
+        var atA = MemberPairing(own: a, ownEncryption: .required, peerKeyID: c.keyID, peerSessionKey: c.sessionKey)
+        var atC = MemberPairing(own: c, ownEncryption: .none, peerKeyID: a.keyID, peerSessionKey: a.sessionKey)
+        // A reveal before the commitment it must open is refused.
+        #expect(throws: PeerMeshError.self) { try atA.receive(PairingFrame(step: .reveal, encryption: .none, value: c.nonce)) }
+        guard case .send(let revealA) = try atA.receive(atC.commitFrame), case .send(let revealC) = try atC.receive(atA.commitFrame)
+        else { Issue.record("no reveal after the commitment"); return }
+        #expect(revealA.value == a.nonce && revealC.value == c.nonce)
+        #expect(try atA.receive(atC.commitFrame) == Outcome.none, "a repeated commitment changes nothing")
+        guard case .verified(let codeA) = try atA.receive(revealC), case .verified(let codeC) = try atC.receive(revealA)
+        else { Issue.record("no code"); return }
+        #expect(codeA == codeC)
+        #expect(atA.peerEncryption == EncryptionPreference.none && atC.peerEncryption == .required)
+        // A nonce that does not open the commitment.
+        var tampered = MemberPairing(own: a, ownEncryption: .required, peerKeyID: c.keyID, peerSessionKey: c.sessionKey)
+        _ = try tampered.receive(PairingFrame(step: .commit, encryption: .required, value: VerificationCode.commitment(to: c.nonce)))
+        let error = #expect(throws: PeerMeshError.self) { try tampered.receive(PairingFrame(step: .reveal, encryption: .required, value: Self.random())) }
+        #expect(error?.code == .negotiationTampered)
+    }
+
+    typealias Outcome = MemberPairing.Outcome
+
+    /// A relay that plays both members to each other (fake keys for C towards A and for A towards C) runs two
+    /// pairings; each honest side's nonce is hidden behind its commitment until the relay committed. 10,000 tries.
+    @Test func aRelayPlayingBothMembersMatchesOnlyByChance() throws {
+        let a = Self.random(), c = Self.random(), keyA = Self.random(), keyC = Self.random()
+        var matches = 0
+        for _ in 0..<10_000 {
+            let fakeC = VerificationCode.Party(keyID: Self.random(), sessionKey: Self.random(), nonce: Self.random())
+            let fakeA = VerificationCode.Party(keyID: Self.random(), sessionKey: Self.random(), nonce: Self.random())
+            let realA = VerificationCode.Party(keyID: a, sessionKey: keyA, nonce: Self.random())
+            let realC = VerificationCode.Party(keyID: c, sessionKey: keyC, nonce: Self.random())
+            if VerificationCode.forMembers(realA, fakeC) == VerificationCode.forMembers(fakeA, realC) { matches += 1 }
+        }
+        #expect(matches <= 2)
+    }
+}
