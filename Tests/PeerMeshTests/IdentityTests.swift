@@ -15,6 +15,8 @@ struct IdentityTests {
         let created = try Identity.loadOrCreate(at: url, displayName: "alice")
         let mode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+        let directoryMode = try FileManager.default.attributesOfItem(atPath: url.deletingLastPathComponent().path)[.posixPermissions] as? Int
+        #expect(directoryMode == 0o700)
         let loaded = try Identity.load(from: url)
         #expect(loaded.peerID == created.peerID)
         #expect(try Identity.loadOrCreate(at: url, displayName: "alice").peerID == created.peerID)
@@ -48,6 +50,7 @@ struct IdentityTests {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
         try contents.write(to: url, atomically: true, encoding: .utf8)
+        try Self.makePrivate(url)
         let error = #expect(throws: PeerMeshError.self) { try Identity.load(from: url) }
         #expect(error?.code == .identityFile)
         #expect(error?.message.contains(url.path) == true)
@@ -64,8 +67,28 @@ struct IdentityTests {
         let keyPart = try String(contentsOf: a, encoding: .utf8).components(separatedBy: "-----BEGIN CERTIFICATE-----")[0]
         let certificatePart = "-----BEGIN CERTIFICATE-----" + (try String(contentsOf: b, encoding: .utf8)).components(separatedBy: "-----BEGIN CERTIFICATE-----")[1]
         try (keyPart + certificatePart).write(to: a, atomically: true, encoding: .utf8)
+        try Self.makePrivate(a)
         let error = #expect(throws: PeerMeshError.self) { try Identity.load(from: a) }
         #expect(error?.code == .identityFile)
+    }
+
+    static func makePrivate(_ url: URL) throws {
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+    }
+
+    /// As ssh does for private keys: a file others may read is refused, with the command that fixes it.
+    @Test(arguments: [0o644, 0o640, 0o604, 0o620])
+    func anIdentityFileOthersCanAccessIsRefused(mode: Int) throws {
+        let url = temporaryFile()
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        let created = try Identity.loadOrCreate(at: url, displayName: "alice")
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path)
+        let error = #expect(throws: PeerMeshError.self) { try Identity.load(from: url) }
+        #expect(error?.code == .identityFile)
+        #expect(error?.message.contains("chmod 600 \(url.path)") == true, "\(String(describing: error))")
+        #expect(throws: PeerMeshError.self) { try Identity.loadOrCreate(at: url, displayName: "alice") }
+        try Self.makePrivate(url)
+        #expect(try Identity.load(from: url).peerID == created.peerID)
     }
 
     @Test func missingFileSaysWhatToCheck() {
@@ -96,6 +119,8 @@ struct CommandLineTests {
         #expect(first.output.contains("cli-user") && first.output.contains(file.path))
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
+        let directoryMode = try FileManager.default.attributesOfItem(atPath: file.deletingLastPathComponent().path)[.posixPermissions] as? Int
+        #expect(directoryMode == 0o700)
         let second = try await run(["identity"], environment: ["XDG_CONFIG_HOME": home.path])
         let id = { (text: String) in text.split(separator: "\n").first { $0.hasPrefix("peer id:") } }
         #expect(id(first.output) != nil && id(first.output) == id(second.output))

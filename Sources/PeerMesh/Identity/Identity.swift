@@ -6,8 +6,9 @@ import X509
 
 /// Who we are: a P-256 key pair with a self-signed certificate, and the PeerID derived from the key.
 ///
-/// Stored as one PEM file (private key, then certificate) written with mode 0600. Loading the same file always
-/// gives the same PeerID; the display name lives in the certificate's common name.
+/// Stored as one PEM file (private key, then certificate) written with mode 0600, in a directory created 0700.
+/// Loading the same file always gives the same PeerID; the display name lives in the certificate's common name.
+/// A file that others may read is refused, as ssh refuses such a private key.
 public struct Identity: Sendable {
     /// Our PeerID (display name + key ID).
     public let peerID: PeerID
@@ -39,8 +40,18 @@ public struct Identity: Sendable {
         return renamed
     }
 
-    /// Loads an identity from a PEM file holding a P-256 private key and its certificate.
+    /// Loads an identity from a PEM file holding a P-256 private key and its certificate; refuses one that its
+    /// group or others may read or write.
     public static func load(from url: URL) throws(PeerMeshError) -> Identity {
+        var info = stat()
+        if stat(url.path, &info) == 0, info.st_mode & 0o077 != 0 {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            throw PeerMeshError(
+                .identityFile,
+                "The identity file \(url.path) is accessible by others (mode \(mode)), so its private key may be exposed; "
+                    + "run `chmod 600 \(url.path)` (and make a new identity if someone may have copied it)."
+            )
+        }
         let text: String
         do { text = try String(contentsOf: url, encoding: .utf8) } catch {
             throw PeerMeshError(.identityFile, "Cannot read the identity file \(url.path); check that it exists and is readable.", underlying: error)
@@ -72,7 +83,8 @@ public struct Identity: Sendable {
         do {
             let certificatePEM = try certificate.serializeAsPEM().pemString
             let text = local.privateKey.pemRepresentation + "\n" + certificatePEM + "\n"
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
             let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
             let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
             guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
