@@ -60,7 +60,7 @@ public enum FuzzTargets {
         )
         _ = machine.start(now: .uptimeNanoseconds(0))
         let peer = Preamble(encryption: .none, nonce: [UInt8](repeating: 1, count: 32),
-                            commitment: VerificationCode.commitment(to: [UInt8](repeating: 3, count: 32)))
+                            commitment: VerificationCode.commitment(to: [UInt8](repeating: 3, count: 32), keyID: [UInt8](repeating: 0xa1, count: 32)))
         _ = machine.preambleReceived(.success(peer), now: .uptimeNanoseconds(0))
         return machine
     }()

@@ -287,7 +287,7 @@ struct LinkStateMachineTests {
     @Test func helloCannotBeReplayedOntoAnotherConnection() throws {
         let identity = Fixtures.identity("x")
         let pairingNonce = Fixtures.bytes(32, 5)
-        let commitment = VerificationCode.commitment(to: pairingNonce)
+        let commitment = VerificationCode.commitment(to: pairingNonce, keyID: identity.peerID.keyID)
         let here = Self.negotiation(connectorNonce: 1, acceptorNonce: 2, commitment: commitment)
         let hello = try HelloTranscript.makeHello(identity: identity, role: .connector, negotiation: here, pairingNonce: pairingNonce)
         func context(_ negotiation: LinkNegotiation, role: LinkRole = .acceptor, commitment: [UInt8] = commitment) -> HelloTranscript.Context {
@@ -310,9 +310,15 @@ struct LinkStateMachineTests {
         #expect(error?.code == .peerIDMismatch)
         // A pairing nonce that does not open the commitment the preamble carried.
         let wrong = #expect(throws: PeerMeshError.self) {
-            try HelloTranscript.verify(hello, context: context(here, commitment: VerificationCode.commitment(to: Fixtures.bytes(32, 7))))
+            try HelloTranscript.verify(hello, context: context(here, commitment: VerificationCode.commitment(to: Fixtures.bytes(32, 7), keyID: identity.peerID.keyID)))
         }
         #expect(wrong?.code == .negotiationTampered)
+        // The right nonce, but committed for another key: a man in the middle on a plaintext link cannot pick its
+        // key after seeing the other side's nonce.
+        let otherKey = #expect(throws: PeerMeshError.self) {
+            try HelloTranscript.verify(hello, context: context(here, commitment: VerificationCode.commitment(to: pairingNonce, keyID: Fixtures.bytes(32, 8))))
+        }
+        #expect(otherKey?.code == .negotiationTampered)
     }
 
     // MARK: An on-path rewriter of the plaintext preambles

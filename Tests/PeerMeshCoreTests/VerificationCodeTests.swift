@@ -92,7 +92,7 @@ struct VerificationCodeTests {
         #expect(atA.peerEncryption == EncryptionPreference.none && atC.peerEncryption == .required)
         // A nonce that does not open the commitment.
         var tampered = MemberPairing(own: a, ownEncryption: .required, peerKeyID: c.keyID, peerSessionKey: c.sessionKey)
-        _ = try tampered.receive(PairingFrame(step: .commit, encryption: .required, value: VerificationCode.commitment(to: c.nonce)))
+        _ = try tampered.receive(PairingFrame(step: .commit, encryption: .required, value: VerificationCode.commitment(to: c.nonce, keyID: c.keyID)))
         let error = #expect(throws: PeerMeshError.self) { try tampered.receive(PairingFrame(step: .reveal, encryption: .required, value: Self.random())) }
         #expect(error?.code == .negotiationTampered)
     }

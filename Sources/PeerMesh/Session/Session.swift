@@ -125,6 +125,7 @@ public final class Session: Sendable {
     }
 
     /// How `peer`'s traffic is protected and the code two people compare for it, or nil when it is not a member.
+    /// The first call for a member starts the end-to-end pairing with it; its code arrives as `.peerVerified`.
     public func security(of peer: PeerID) async -> PeerSecurity? {
         try? await core.loop.submit { self.core.security(of: peer) }.get()
     }

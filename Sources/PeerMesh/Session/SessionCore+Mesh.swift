@@ -100,7 +100,7 @@ extension SessionCore {
             transfers.peerConnected(peer)
         }
         rerouteChannels()
-        pairAnnouncedMembers()
+        renewStalePairings()
         linkDirectlyWhereReachable()
     }
 

@@ -1,13 +1,17 @@
 import PeerMeshCore
 
-/// End-to-end pairing with every member (`MemberPairing`): what gives a member reached through relays a
-/// verification code that no relay can choose.
+/// End-to-end pairing with members (`MemberPairing`): what gives a member reached through relays a verification
+/// code that no relay can choose.
+///
+/// A pairing starts when either side first asks for the member's security (`Session.security(of:)`; the CLI does
+/// at `.connected`), not for every pair of members: in a large session most pairs never compare codes, and two
+/// frames each way per pair would add up. The other side answers a commitment by starting its own.
 extension SessionCore {
-    /// Starts the pairing with each announced member that has none for its current session key (it joined, or
-    /// came back as a new process with new keys).
-    func pairAnnouncedMembers() {
-        for (key, peer) in announced {
-            guard let sessionKey = mesh.sessionKey(of: key), pairings[key]?.peerSessionKey != sessionKey else { continue }
+    /// Starts the pairing again with members that came back as a new process (new session keys) after a pairing
+    /// had been asked for.
+    func renewStalePairings() {
+        for (key, pairing) in pairings {
+            guard let peer = announced[key], let sessionKey = mesh.sessionKey(of: key), pairing.peerSessionKey != sessionKey else { continue }
             startPairing(with: peer, peerSessionKey: sessionKey)
         }
     }
@@ -30,9 +34,13 @@ extension SessionCore {
         }
     }
 
-    /// How `peer`'s traffic is protected, or nil when it is not a member.
+    /// How `peer`'s traffic is protected, or nil when it is not a member; starts the end-to-end pairing if none
+    /// is under way for its current keys.
     func security(of peer: PeerID) -> PeerSecurity? {
         guard announced[peer.keyID] != nil else { return nil }
+        if let sessionKey = mesh.sessionKey(of: peer.keyID), pairings[peer.keyID]?.peerSessionKey != sessionKey {
+            startPairing(with: peer, peerSessionKey: sessionKey)
+        }
         let link = memberLinks[peer]?.peer
         let pairing = pairings[peer.keyID]
         return PeerSecurity(

@@ -31,9 +31,9 @@ public enum SessionEvent: Sendable {
     /// became unreachable (just before its `.notConnected`). `send` had returned for them; they may or may not
     /// have arrived (only the acknowledgement may have been lost): send them again if the app needs them.
     case undelivered([Data], to: PeerID, reason: PeerMeshError)
-    /// The end-to-end pairing with a member finished (after its `.connected`): its verification code, and how its
-    /// traffic is protected. For a member we hold a direct link to, its link code was known at `.connected`
-    /// already (`Session.security(of:)`); for one reached through relays, this is when its code appears.
+    /// The end-to-end pairing with a member finished (started by `Session.security(of:)` on either side): its
+    /// verification code, and how its traffic is protected. For a member we hold a direct link to, its link code
+    /// was known at `.connected` already; for one reached through relays, this is when its code appears.
     case peerVerified(PeerID, PeerSecurity)
     /// A whole message arrived from a connected peer.
     case received(Data, from: PeerID)

@@ -14,10 +14,13 @@ public enum VerificationCode {
     /// Length of a pairing nonce.
     public static let nonceLength = 32
 
-    /// The commitment to a pairing nonce: SHA-256 over a label and the nonce.
-    public static func commitment(to nonce: [UInt8]) -> [UInt8] {
+    /// The commitment to a pairing nonce by the holder of `keyID`: SHA-256 over a label, the key ID and the nonce.
+    /// Binding the key fixes it along with the nonce: on a plaintext link nothing else proves the key before the
+    /// Hellos, and a man in the middle must not pick its key after it has seen the other side's nonce.
+    public static func commitment(to nonce: [UInt8], keyID: [UInt8]) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data: Array("PeerMesh-commit-v2".utf8))
+        hasher.update(data: keyID)
         hasher.update(data: nonce)
         return Array(hasher.finalize())
     }

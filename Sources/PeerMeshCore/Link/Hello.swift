@@ -151,7 +151,7 @@ public enum HelloTranscript {
                     + "something on the network rewrote it. The link was refused; do not connect over this network path."
             )
         }
-        guard VerificationCode.commitment(to: hello.pairingNonce) == context.peerCommitment else {
+        guard VerificationCode.commitment(to: hello.pairingNonce, keyID: peerID.keyID) == context.peerCommitment else {
             throw PeerMeshError(
                 .negotiationTampered,
                 "\(peerID)'s pairing nonce does not open the commitment in its preamble: the connection was tampered with."

@@ -138,7 +138,7 @@ public struct LinkStateMachine: Sendable {
         self.pairingNonce = pairingNonce
         self.ownPreamble = Preamble(
             encryption: configuration.encryption, capabilities: configuration.capabilities, nonce: nonce,
-            commitment: VerificationCode.commitment(to: pairingNonce)
+            commitment: VerificationCode.commitment(to: pairingNonce, keyID: identity.peerID.keyID)
         )
         self.expectedPeer = expectedPeer
         self.invitation = invitation

@@ -28,7 +28,7 @@ public struct MemberPairing: Sendable {
 
     /// Our commitment, the first frame to send.
     public var commitFrame: PairingFrame {
-        PairingFrame(step: .commit, encryption: ownEncryption, value: VerificationCode.commitment(to: own.nonce))
+        PairingFrame(step: .commit, encryption: ownEncryption, value: VerificationCode.commitment(to: own.nonce, keyID: own.keyID))
     }
 
     /// What came of a frame from the member.
@@ -54,7 +54,7 @@ public struct MemberPairing: Sendable {
             return .send(PairingFrame(step: .reveal, encryption: ownEncryption, value: own.nonce))
         case .reveal:
             guard code == nil else { return .none }
-            guard let peerCommitment, VerificationCode.commitment(to: frame.value) == peerCommitment else {
+            guard let peerCommitment, VerificationCode.commitment(to: frame.value, keyID: peerKeyID) == peerCommitment else {
                 throw PeerMeshError(.negotiationTampered, "A member's pairing nonce does not open its commitment; no code was derived.")
             }
             let peer = VerificationCode.Party(keyID: peerKeyID, sessionKey: peerSessionKey, nonce: frame.value)
