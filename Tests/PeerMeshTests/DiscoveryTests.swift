@@ -136,7 +136,7 @@ struct DiscoveryTests {
         let resolved = browse.output.split(separator: "\n").filter { $0.hasPrefix("=") && $0.contains("IPv4") }
         #expect(!resolved.isEmpty, "\(browse.output)")
         let line = String(resolved.first ?? "")
-        for expected in [";interop;", ";\(port);", "\"pm.id=\(host.peerID.id)\"", "\"pm.n=interop\"", "\"pm.v=1\"", "\"pm.e=required\"", "\"room=lobby\""] {
+        for expected in [";interop;", ";\(port);", "\"pm.id=\(host.peerID.id)\"", "\"pm.n=interop\"", "\"pm.v=\(Preamble.currentVersion)\"", "\"pm.e=required\"", "\"room=lobby\""] {
             #expect(line.contains(expected), "missing \(expected) in \(line)")
         }
         advertiser.stop()

@@ -4,7 +4,7 @@ import PeerMeshCore
 enum TXTKeys {
     static func reserved(for peer: PeerID, encryption: EncryptionPreference) -> [String: String] {
         [
-            PeerAdvertisement.versionKey: "1", PeerAdvertisement.peerKeyKey: peer.id,
+            PeerAdvertisement.versionKey: String(Preamble.currentVersion), PeerAdvertisement.peerKeyKey: peer.id,
             PeerAdvertisement.displayNameKey: peer.displayName, PeerAdvertisement.encryptionKey: encryption.description,
         ]
     }
