@@ -79,6 +79,15 @@ let package = Package(
             ],
             path: "Tests/PeerMeshMeshPeer"
         ),
+        // An on-path attacker that rewrites the plaintext negotiation, for the pairing-security tests on test hosts.
+        .executableTarget(
+            name: "peermesh-rewriter",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Tests/PeerMeshRewriter"
+        ),
         // Test hosts (network namespaces) and child processes, shared by the test targets.
         .target(name: "PeerMeshTestSupport", path: "Tests/PeerMeshTestSupport"),
         .testTarget(name: "PeerMeshAvahiTests", dependencies: ["PeerMeshAvahi", "PeerMeshTestSupport", "peermesh-avahi-probe"]),
@@ -89,6 +98,7 @@ let package = Package(
                 "PeerMeshCore",
                 "PeerMeshTestSupport",
                 "peermesh-meshpeer",
+                "peermesh-rewriter",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -12,6 +12,8 @@
 //   code                                   this member's out-of-band connection code (`pm1.…`)
 //   connect CODE                           connect to the member with that code (out of band, no discovery)
 //   route NAME                             "direct", "via:X" or "none"
+//   security NAME                          the member's link code, end-to-end code and whether it is encrypted
+//                                          (the first ask starts the end-to-end pairing; `verified` follows)
 //   broadcast COUNT reliable|unreliable [PADDING]
 //                                          COUNT numbered messages (PADDING bytes longer), each to every other
 //                                          member at once
@@ -24,7 +26,8 @@
 //   stream NAME STREAM CHUNKS              open STREAM to NAME and write CHUNKS numbered chunks (`MeshPayload.chunk`)
 //   stats                                  members, mesh counters, what arrived from each sender, what was tampered
 //   quit                                   leave the session and exit 0 (so does the end of standard input)
-// Unprompted: ready, advertised, peer (state changes), file / file-failed (received), stream (received), tampered.
+// Unprompted: ready, advertised, peer (state changes), file / file-failed (received), stream (received), tampered,
+// verified (an end-to-end pairing finished), connection-failed (an incoming connection, with its errorCode).
 import Crypto
 import Foundation
 import NIOCore
@@ -235,7 +238,7 @@ final class Peer: Sendable {
                 Task { await Self.read(stream, from: peer.displayName, bytes: bytes) }
             case .incomingConnectionFailed(let peer, let error):
                 Output.emit(["event": "connection-failed", "peer": peer?.displayName ?? "", "message": error.message,
-                             "code": error.code.name])
+                             "errorCode": error.code.name])
             case .peerVerified(let peer, let security):
                 Output.emit(["event": "verified", "peer": peer.displayName, "code": security.endToEndCode ?? ""])
             }
@@ -297,7 +300,8 @@ final class Peer: Sendable {
             Output.emit(reply)
         } catch {
             let message = (error as? PeerMeshError)?.message ?? "\(error)"
-            Output.emit(["event": "error", "id": id, "verb": verb, "message": message])
+            Output.emit(["event": "error", "id": id, "verb": verb, "message": message,
+                         "errorCode": (error as? PeerMeshError)?.code.name ?? ""])
         }
     }
 

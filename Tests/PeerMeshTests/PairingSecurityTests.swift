@@ -1,85 +1,69 @@
 import Foundation
+import PeerMeshTestSupport
 import NIOCore
 import PeerMeshCore
 import Testing
 @testable import PeerMesh
 
-/// The pairing claims tried as an attacker would, over real TCP and TLS on loopback: an on-path rewriter of the
-/// negotiation, a man in the middle with keys of its own, and a peer of the previous wire version.
-@Suite("Pairing security (wire version 2)")
+/// The pairing claims tried as an attacker would, with real processes on test hosts (network namespaces linked by
+/// veth pairs, no forwarding): an on-path rewriter of the negotiation between two `peermesh-meshpeer` members, and
+/// a man in the middle whose host is the only path between them. Plus a peer of the previous wire version.
+@Suite(.serialized, .enabled(if: TestEnv.insideTestHost, "needs test hosts: run Scripts/test"), .timeLimit(.minutes(4)))
 struct PairingSecurityTests {
-    /// Connection data for `host` that leads through `proxy` instead.
-    static func viaProxy(_ host: TestPeer, _ proxy: RewritingProxy) async throws -> ConnectionData {
-        let real = try await host.connectionData()
-        return try ConnectionData(peerID: real.peerID, encryption: real.encryption,
-                                  endpoints: [.init(address: [127, 0, 0, 1], port: UInt16(proxy.port))])
-    }
+    typealias Cluster = MeshProcessTests.Cluster
 
-    /// Offsets in a preamble: version 4, encryption 5, capabilities 8–15.
+    /// What `peermesh-rewriter` changes in the preambles.
     enum Attack: String, CaseIterable, Sendable {
-        case stripEncryptionBothWays, stripEncryptionTowardsHost, raiseVersion, dropCapability
-
-        func rewrite(_ direction: RewritingProxy.Direction, _ offset: Int, _ byte: UInt8) -> UInt8 {
-            switch (self, offset) {
-            case (.stripEncryptionBothWays, 5): 0
-            case (.stripEncryptionTowardsHost, 5) where direction == .towardsAcceptor: 0
-            case (.raiseVersion, 4) where direction == .towardsConnector: 3
-            case (.dropCapability, 15): byte & ~UInt8(Capabilities.multicast.rawValue)
-            default: byte
-            }
-        }
-        var attempts: Int { self == .stripEncryptionBothWays ? 100 : 20 }
+        case stripBoth, stripTowardsHost, raiseVersion, dropMulticast, downgrade
+        var attempts: Int { self == .stripBoth ? 100 : 20 }
+        /// What both sides must report: tampering, except a downgrade, which the host refuses as an old peer.
+        var hostCode: String { self == .downgrade ? "unsupportedVersion" : "negotiationTampered" }
     }
 
-    /// Two `.optional` peers: whatever the rewriter changes, no link comes up, and both sides say the negotiation
-    /// was tampered with — the joiner from its failed connect, the host from its failed incoming connection.
+    /// Joiner J – rewriter R – host H, each on its own host; J reaches H only through R. Two `.optional` members:
+    /// whatever R rewrites, no link comes up, and each side reports it — the joiner's connect fails with
+    /// `negotiationTampered`, and the host reports every refused connection the same way (a version downgrade:
+    /// `unsupportedVersion` naming both versions, since that is all the host can see; it cannot lower security).
     @Test(arguments: Attack.allCases)
     func anOnPathRewriterIsRefusedOnBothSides(attack: Attack) async throws {
-        let host = try TestPeer("host", encryption: .optional)
-        let joiner = try TestPeer("joiner", encryption: .optional)
-        _ = try await host.session.start()
-        let proxy = try await RewritingProxy(target: host.session.listeningPort!) { attack.rewrite($0, $1, $2) }
-        let data = try await Self.viaProxy(host, proxy)
-        var joinerCodes: [PeerMeshError.Code] = []
-        for _ in 0..<attack.attempts {
-            let error = await peerMeshError { _ = try await joiner.session.connect(using: data, timeout: .seconds(5)) }
-            joinerCodes.append(error?.code ?? PeerMeshError.Code("connected"))
-        }
-        #expect(joinerCodes.allSatisfy { $0 == .negotiationTampered }, "\(attack): \(Set(joinerCodes))")
-        // The host reports each refused connection as it closes it: wait (bounded) until all are in.
-        var failures: [PeerMeshError.Code] = []
-        let deadline = ContinuousClock.now + .seconds(10)
-        repeat {
-            failures = await host.log.events.compactMap { event -> PeerMeshError.Code? in
-                if case .incomingConnectionFailed(_, let error) = event { error.code } else { nil }
+        try await Cluster.run { cluster in
+            let hosts = cluster.hosts
+            let j = try await hosts.up("pmsj"), r = try await hosts.up("pmsr"), h = try await hosts.up("pmsh")
+            let jr = try await cluster.link(j, r), rh = try await cluster.link(r, h)
+            let host = try await cluster.peer("host", on: h, extra: ["--encryption", "optional"])
+            let joiner = try await cluster.peer("joiner", on: j, extra: ["--encryption", "optional"])
+            let real = try ConnectionData(encoded: try #require(try await host.command("code").code))
+            let port = try #require(real.endpoints.first?.port)
+            let rewriter = try Spawned(hosts.exec(r, [TestEnv.executable("peermesh-rewriter"), "--target", "\(rh).2:\(port)",
+                                                      "--attack", attack.rawValue]), input: true)
+            defer { rewriter.stop() }
+            let ready = try #require(await rewriter.line(within: 10, containing: "\"event\":\"ready\""), "\(rewriter.output)")
+            let proxyPort = try #require(ready.split(separator: ":").last.flatMap { UInt16($0.filter(\.isNumber)) })
+            let octets = try (jr + ".2").split(separator: ".").map { try #require(UInt8($0)) }
+            let via = try ConnectionData(peerID: real.peerID, encryption: real.encryption,
+                                         endpoints: [.init(address: octets, port: proxyPort)]).encoded
+            var joinerCodes: [String] = []
+            for _ in 0..<attack.attempts {
+                joinerCodes.append(try await joiner.reply("connect \(via)", within: 15).errorCode ?? "connected")
             }
-            if failures.count >= attack.attempts { break }
-            try await Task.sleep(for: .milliseconds(20))
-        } while ContinuousClock.now < deadline
-        #expect(failures.count == attack.attempts && failures.allSatisfy { $0 == .negotiationTampered }, "\(attack): \(failures)")
-        #expect(host.session.connectedPeers.isEmpty && joiner.session.connectedPeers.isEmpty)
-        await proxy.close()
-        await host.shutdown()
-        await joiner.shutdown()
-    }
-
-    /// A rewrite of the version down to 1 cannot lower anything: the host refuses it as an old peer, naming both
-    /// versions, and no link comes up.
-    @Test func aVersionDowngradeOnThePathOnlyDeniesTheLink() async throws {
-        let host = try TestPeer("host", encryption: .optional)
-        let joiner = try TestPeer("joiner", encryption: .optional)
-        _ = try await host.session.start()
-        let proxy = try await RewritingProxy(target: host.session.listeningPort!) { direction, offset, byte in
-            direction == .towardsAcceptor && offset == 4 ? 1 : byte
+            if attack == .downgrade {
+                #expect(!joinerCodes.contains("connected"), "\(joinerCodes)")
+            } else {
+                #expect(joinerCodes.allSatisfy { $0 == "negotiationTampered" }, "\(attack): \(Set(joinerCodes))")
+            }
+            // The host reports each refused connection as it closes it: wait (bounded) until all are in.
+            let failures = { host.child.output.split(separator: "\n").filter { $0.contains("\"event\":\"connection-failed\"") } }
+            let deadline = ContinuousClock.now + .seconds(15)
+            while failures().count < attack.attempts, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            let reported = failures()
+            #expect(reported.count == attack.attempts && reported.allSatisfy { $0.contains("\"errorCode\":\"\(attack.hostCode)\"") },
+                    "\(attack): \(reported.prefix(3))")
+            if attack == .downgrade { #expect(reported.first?.contains("version 1") == true && reported.first?.contains("version 2") == true) }
+            #expect(try await host.command("stats").members?.isEmpty == true)
+            #expect(try await joiner.command("stats").members?.isEmpty == true)
+            let tampered = Set(rewriter.output.split(separator: "\n").filter { $0.contains("rewritten") })
+            #expect(tampered.count == attack.attempts, "the rewriter changed \(tampered.count) connections")
         }
-        let error = await peerMeshError { _ = try await joiner.session.connect(using: try await Self.viaProxy(host, proxy), timeout: .seconds(5)) }
-        #expect(error != nil && joiner.session.connectedPeers.isEmpty)
-        let failure = await host.log.first(timeout: .seconds(5)) { if case .incomingConnectionFailed = $0 { true } else { false } }
-        guard case .incomingConnectionFailed(_, let reason)? = failure else { Issue.record("the host reported nothing"); return }
-        #expect(reason.code == .unsupportedVersion && reason.message.contains("version 1") && reason.message.contains("version 2"))
-        await proxy.close()
-        await host.shutdown()
-        await joiner.shutdown()
     }
 
     /// A version-1 peer sends its 40-byte preamble. The host answers with its own preamble only — nothing a
@@ -98,39 +82,49 @@ struct PairingSecurityTests {
         await host.shutdown()
     }
 
-    /// A man in the middle with keys of its own terminates the joiner's link and opens its own to the host, and
-    /// relays between them: the two people's codes differ (over 100 attempts, a match would be a 10⁻⁶ chance).
+    /// Alice on A, bob on B, and a man in the middle on M — the only path between A and B. Each attempt, M starts two
+    /// members with fresh keys, one posing as bob to alice, one as alice to bob, and relays between them. What each
+    /// person sees as the other's code differs every time (a match would be a 10⁻⁶ chance per attempt).
     @Test func aManInTheMiddleCannotMakeTheCodesMatch() async throws {
-        let alice = try TestPeer("alice")
-        let bob = try TestPeer("bob")
-        _ = try await bob.session.start()
-        var matches = 0, relayed = 0
-        for attempt in 0..<100 {
-            let facingAlice = try TestPeer("bob")     // poses as bob to alice
-            let facingBob = try TestPeer("alice")     // poses as alice to bob
-            let impostor = try await alice.connect(to: facingAlice)
-            let victim = try await facingBob.connect(to: bob)
-            let codeAtAlice = await alice.session.security(of: impostor)?.verificationCode
-            let codeAtBob = await bob.session.security(of: facingBob.peerID)?.verificationCode
-            #expect(codeAtAlice != nil && codeAtBob != nil)
-            if codeAtAlice == codeAtBob { matches += 1 }
-            if attempt == 0 {
-                // It really is in the middle: what alice sends reaches bob through it.
-                try await alice.session.send(Data("hi bob".utf8), to: [impostor])
-                let got = await facingAlice.log.first(timeout: .seconds(5)) { if case .received = $0 { true } else { false } }
-                if case .received(let data, _)? = got {
-                    try await facingBob.session.send(data, to: [victim])
-                    let arrived = await bob.log.first(timeout: .seconds(5)) { if case .received = $0 { true } else { false } }
-                    if arrived != nil { relayed += 1 }
+        try await Cluster.run { cluster in
+            let hosts = cluster.hosts
+            let a = try await hosts.up("pmma"), m = try await hosts.up("pmmm"), b = try await hosts.up("pmmb")
+            try await cluster.link(a, m)
+            try await cluster.link(m, b)
+            let alice = try await cluster.peer("alice", on: a)
+            let bob = try await cluster.peer("bob", on: b)
+            let bobCode = try #require(try await bob.command("code").code)
+            var matches = 0
+            for attempt in 0..<100 {
+                let before = (alice.child.lines.count, bob.child.lines.count)
+                let fakeBob = try await MeshPeerProcess("bob", on: m, hosts: hosts, serviceType: cluster.serviceType, downloads: cluster.scratch.base)
+                let fakeAlice = try await MeshPeerProcess("alice", on: m, hosts: hosts, serviceType: cluster.serviceType, downloads: cluster.scratch.base)
+                try await alice.command("connect \(try #require(try await fakeBob.command("code").code))", within: 15)
+                #expect(await alice.sees("bob", after: before.0))
+                try await fakeAlice.command("connect \(bobCode)", within: 15)
+                let atAlice = try await alice.command("security bob").link
+                guard await bob.sees("alice", after: before.1) else {
+                    Issue.record("attempt \(attempt): bob never saw the impostor; bob:\n\(bob.child.output.suffix(1500))\nimpostor:\n\(fakeAlice.child.output.suffix(1500))")
+                    return
                 }
+                let atBob = try await bob.command("security alice").link
+                #expect(atAlice?.isEmpty == false && atBob?.isEmpty == false)
+                if atAlice == atBob { matches += 1 }
+                if attempt == 0 {
+                    // It really sits in the middle: alice's message reaches the impostor, which sends bob the same bytes.
+                    try await alice.command("send bob 1 reliable")
+                    let taken = try await fakeBob.stats(within: 10) { $0.received?["alice"]?.genuine == 1 }
+                    #expect(taken.received?["alice"]?.genuine == 1)
+                    try await fakeAlice.command("send bob 1 reliable")
+                    let relayed = try await bob.stats(within: 10) { $0.received?["alice"]?.genuine == 1 }
+                    #expect(relayed.received?["alice"]?.genuine == 1, "bob did not get alice's message through the man in the middle")
+                }
+                await fakeBob.quit()
+                await fakeAlice.quit()
+                #expect(await alice.event(after: before.0, within: 10, containing: "\"peer\":\"bob\"", "notConnected") != nil)
+                #expect(await bob.event(after: before.1, within: 10, containing: "\"peer\":\"alice\"", "notConnected") != nil)
             }
-            await facingAlice.shutdown()
-            await facingBob.shutdown()
-            _ = await alice.waitFor(impostor, \.isNotConnected)
+            #expect(matches <= 1, "\(matches) of 100 attempts showed alice and bob the same code")
         }
-        #expect(relayed == 1, "the man in the middle did not manage to relay")
-        #expect(matches <= 1, "\(matches) of 100 attempts showed both people the same code")
-        await alice.shutdown()
-        await bob.shutdown()
     }
 }

@@ -29,6 +29,13 @@ final class MeshPeerProcess: Sendable {
     /// Sends `command` and waits at most `seconds` for its reply; throws the member's error message if it failed.
     @discardableResult
     func command(_ command: String, within seconds: Double = 10) async throws -> MeshPeerLine {
+        let reply = try await self.reply(command, within: seconds)
+        if reply.event == "error" { throw Spawned.SpawnError(message: "\(name): `\(command)` failed: \(reply.message ?? "")") }
+        return reply
+    }
+
+    /// Sends `command` and returns its reply, an error reply included (for tests that expect the command to fail).
+    func reply(_ command: String, within seconds: Double = 10) async throws -> MeshPeerLine {
         let id = nextID.withLock { value in
             value += 1
             return "c\(value)"
@@ -37,9 +44,7 @@ final class MeshPeerProcess: Sendable {
         guard let line = await child.line(within: seconds, containing: "\"id\":\"\(id)\"") else {
             throw Spawned.SpawnError(message: "\(name): no reply to `\(command)` within \(seconds) s; output:\n\(child.output.suffix(4000))")
         }
-        let reply = try MeshPeerLine.decode(line)
-        if reply.event == "error" { throw Spawned.SpawnError(message: "\(name): `\(command)` failed: \(reply.message ?? line)") }
-        return reply
+        return try MeshPeerLine.decode(line)
     }
 
     /// The first unprompted line (from index `after` on) containing every fragment, waiting at most `seconds`.
@@ -68,8 +73,8 @@ final class MeshPeerProcess: Sendable {
     }
 
     /// Waits (bounded) until this member reports `member` connected.
-    func sees(_ member: String, within seconds: Double = 15) async -> Bool {
-        await event(within: seconds, containing: "\"event\":\"peer\"", "\"peer\":\"\(member)\"", "\"state\":\"connected\"") != nil
+    func sees(_ member: String, after: Int = 0, within seconds: Double = 15) async -> Bool {
+        await event(after: after, within: seconds, containing: "\"event\":\"peer\"", "\"peer\":\"\(member)\"", "\"state\":\"connected\"") != nil
     }
 
     /// Leaves the session and exits (SIGKILL if it has not within 5 s).
@@ -102,6 +107,10 @@ struct MeshPeerLine: Decodable, Sendable {
     var counters: [String: Int]?
     var received: [String: Ledger]?
     var tamper: Tamper?
+    var errorCode: String?
+    var link: String?
+    var e2e: String?
+    var encrypted: String?
 
     /// What a member received from one sender (`Ledger` in the peer).
     struct Ledger: Decodable, Sendable {
