@@ -120,6 +120,17 @@ struct MeshProcessTests {
             #expect(try await carol.route(to: "alice") == "via:bob")
             #expect(try await alice.route(to: "bob") == "direct")
 
+            // The people at A and C compare a code although no link joins them: asking for carol's security starts
+            // the end-to-end pairing through B, and both ends arrive at the same six digits, encrypted end to end.
+            let asked = try await alice.command("security carol")
+            #expect(asked.link == "" && asked.e2e == "", "a relayed member has no link code, and its pairing just started")
+            let verifiedAtAlice = try #require(await alice.event(within: 10, containing: "\"event\":\"verified\"", "\"peer\":\"carol\""))
+            let verifiedAtCarol = try #require(await carol.event(within: 10, containing: "\"event\":\"verified\"", "\"peer\":\"alice\""))
+            #expect(verifiedAtAlice.code != nil && verifiedAtAlice.code?.wholeMatch(of: /\d{3} \d{3}/) != nil)
+            #expect(verifiedAtAlice.code == verifiedAtCarol.code)
+            let atCarolNow = try await carol.command("security alice")
+            #expect(atCarolNow.e2e == verifiedAtAlice.code && atCarolNow.encrypted == "yes")
+
             // 1,000 reliable messages each way, at the same time.
             let count = 1000
             async let there = alice.command("send carol \(count) reliable", within: 60)
