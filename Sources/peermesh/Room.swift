@@ -283,10 +283,10 @@ final class Room: Sendable {
     /// How a member's traffic is protected, in words: `encrypted (TLS)`, `encrypted end to end`, `NOT encrypted`.
     static func protection(_ security: PeerSecurity?) -> String {
         guard let security else { return "unknown" }
-        if let link = security.link { return link.security == .tls ? "encrypted (TLS)" : "NOT encrypted (plaintext link)" }
-        switch security.endToEndEncrypted {
-        case true?: return "encrypted end to end"
-        case false?: return "NOT encrypted (authenticated end to end only)"
+        let direct = security.link != nil
+        switch security.isEncrypted {
+        case true?: return direct ? "encrypted (TLS)" : "encrypted end to end"
+        case false?: return direct ? "NOT encrypted (plaintext link)" : "NOT encrypted (authenticated end to end only)"
         case nil: return "being verified"
         }
     }

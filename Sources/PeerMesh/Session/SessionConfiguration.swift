@@ -50,8 +50,6 @@ extension Session {
         public var linksDirectlyWhenReachable = true
         /// Tests only: the same for each multicast frame this member forwards (one per next hop).
         package var multicastRelayHook: (@Sendable (MulticastFrame) -> [MulticastFrame])?
-        /// Tests only: the capabilities our preambles offer (to play a peer that lacks one).
-        package var offeredCapabilities: Capabilities = .all
         /// The hop limit of the routed frames we originate: paths longer than this are not used.
         public var maximumHops: UInt8 = 64
 
@@ -84,8 +82,7 @@ extension Session {
             LinkConfiguration(
                 encryption: .required, limits: frameLimits, maximumMessageSize: maximumMessageSize,
                 heartbeatInterval: TimeAmount(livenessTimeout) / 4, livenessTimeout: TimeAmount(livenessTimeout),
-                handshakeTimeout: TimeAmount(handshakeTimeout), maximumInvitationTimeout: TimeAmount(maximumInvitationTimeout),
-                capabilities: offeredCapabilities
+                handshakeTimeout: TimeAmount(handshakeTimeout), maximumInvitationTimeout: TimeAmount(maximumInvitationTimeout)
             )
         }
 
