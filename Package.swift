@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "PeerMesh", targets: ["PeerMesh"]),
         .library(name: "PeerMeshCore", targets: ["PeerMeshCore"]),
+        .library(name: "MultipeerConnectivity", targets: ["MultipeerConnectivity"]),
         .executable(name: "peermesh", targets: ["peermesh"]),
     ],
     dependencies: [
@@ -49,6 +50,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // Apple's Multipeer Connectivity API on top of PeerMesh, for MC code that should run unchanged.
+        .target(
+            name: "MultipeerConnectivity",
+            dependencies: ["PeerMesh", "PeerMeshCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         .executableTarget(
             name: "peermesh",

@@ -43,6 +43,17 @@ private func b(_ s: String) -> [UInt8] { Array(s.utf8) }
             try TXTRecordEncoder.encode(discoveryInfo: ["a": String(repeating: "v", count: 198), "b": String(repeating: "v", count: 197)])
         }
     }
+
+    @Test func reservedKeysDoNotUseTheAppsBudget() throws {
+        // MC gives the app 400 bytes; PeerMesh's own keys (about 100 bytes) come on top of them.
+        let reserved = ["pm.id": String(repeating: "a", count: 64), "pm.n": "alice", "pm.e": "required", "pm.v": "2"]
+        let full = ["a": String(repeating: "v", count: 197), "b": String(repeating: "v", count: 197)]
+        let strings = try TXTRecordEncoder.encode(discoveryInfo: full, reserved: reserved)
+        #expect(strings.count == 6)
+        #expect(throws: PeerMeshError.self) {
+            try TXTRecordEncoder.encode(discoveryInfo: ["a": String(repeating: "v", count: 198), "b": String(repeating: "v", count: 197)], reserved: reserved)
+        }
+    }
 }
 
 @Suite struct TXTDecoderTests {

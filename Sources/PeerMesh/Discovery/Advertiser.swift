@@ -31,7 +31,7 @@ public final class Advertiser: Sendable {
     }
 
     /// Validates the service type (RFC 6335, as MC) and the discovery info (each `key=value` ≤ 255 bytes, the
-    /// whole record ≤ 400 bytes, no `pm.` keys); throws `invalidServiceType` / `invalidDiscoveryInfo` naming
+    /// app's entries together ≤ 400 bytes as in MC, no `pm.` keys); throws `invalidServiceType` / `invalidDiscoveryInfo` naming
     /// the rule broken.
     public init(session: Session, serviceType: String, discoveryInfo: [String: String] = [:]) throws(PeerMeshError) {
         self.session = session

@@ -3,7 +3,8 @@
 public enum TXTRecordEncoder {
     /// Longest single `key=value` string: one length byte can count no further.
     public static let maxStringBytes = 255
-    /// Largest whole record (the sum of the strings plus one length byte each), matching MC's limit.
+    /// Largest size of the app's discovery info in the record (its strings plus one length byte each), matching
+    /// MC's budget. PeerMesh's own `pm.*` keys come on top and do not use it up.
     public static let defaultMaxRecordBytes = 400
     /// Keys starting with this prefix (compared case-insensitively) belong to PeerMesh, not the app.
     public static let reservedPrefix = "pm."
@@ -30,7 +31,8 @@ public enum TXTRecordEncoder {
         var seen = Set<String>()
         var strings: [[UInt8]] = []
         var total = 0
-        for (key, value) in reserved.sorted(by: { $0.key < $1.key }) + discoveryInfo.sorted(by: { $0.key < $1.key }) {
+        let app = discoveryInfo.sorted(by: { $0.key < $1.key })
+        for (index, (key, value)) in (reserved.sorted(by: { $0.key < $1.key }) + app).enumerated() {
             try validate(key: key)
             // Keys are case-insensitive on the wire (§6.4): a second spelling would be dropped by readers.
             guard seen.insert(key.lowercased()).inserted else {
@@ -46,7 +48,7 @@ public enum TXTRecordEncoder {
                     message: "discovery info \"\(key)=…\" is \(bytes.count) bytes; key, '=' and value together must fit in \(maxStringBytes)"
                 )
             }
-            total += 1 + bytes.count
+            if index >= reserved.count { total += 1 + bytes.count }
             strings.append(bytes)
         }
         guard total <= maxRecordBytes else {

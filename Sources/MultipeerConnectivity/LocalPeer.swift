@@ -1,0 +1,72 @@
+import Foundation
+import NIOConcurrencyHelpers
+import PeerMesh
+
+/// What the sessions and advertisers of one local peer share: which session receives the invitations that the
+/// peer's advertisers bring in.
+///
+/// On Apple's platforms an advertiser is independent of sessions and the app picks a session when it accepts. Over
+/// TCP an invitation arrives on a listener, and a PeerMesh listener belongs to one session. So every local peer has
+/// one *receiving* session — the newest `MCSession` made for it that is still alive — whose listener its advertisers
+/// publish; an invitation accepted into it joins at once. `LocalPeer`s are shared by key, so a peer ID that was
+/// archived and restored shares them too.
+final class LocalPeer: Sendable {
+    private struct State {
+        var receiving: WeakSession?
+        var advertisers: [ObjectIdentifier: WeakAdvertiser] = [:]
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private static let all = NIOLockedValueBox<[PeerID: LocalPeer]>([:])
+
+    /// The shared record of the local peer `peerID`.
+    static func of(_ peerID: PeerID) -> LocalPeer {
+        all.withLockedValue { peers in
+            if let peer = peers[peerID] { return peer }
+            let peer = LocalPeer()
+            peers[peerID] = peer
+            return peer
+        }
+    }
+
+    /// The session that receives advertised invitations, if one is alive.
+    var receivingSession: MCSession? { state.withLockedValue { $0.receiving?.session } }
+
+    /// A new session of this peer becomes the receiving one; advertisers re-publish its listener.
+    func sessionCreated(_ session: MCSession) {
+        state.withLockedValue { $0.receiving = WeakSession(session: session) }
+        receivingChanged()
+    }
+
+    /// The receiving session replaced its PeerMesh session (after `disconnect()`): advertisers re-publish.
+    func receivingChanged() {
+        let advertisers = state.withLockedValue { state in
+            state.advertisers = state.advertisers.filter { $0.value.advertiser != nil }
+            return state.advertisers.values.compactMap(\.advertiser)
+        }
+        for advertiser in advertisers { advertiser.receivingSessionChanged() }
+    }
+
+    func add(_ advertiser: MCNearbyServiceAdvertiser) {
+        state.withLockedValue { $0.advertisers[ObjectIdentifier(advertiser)] = WeakAdvertiser(advertiser: advertiser) }
+    }
+
+    func remove(_ advertiser: MCNearbyServiceAdvertiser) {
+        _ = state.withLockedValue { $0.advertisers.removeValue(forKey: ObjectIdentifier(advertiser)) }
+    }
+
+    /// The advertiser that answers invitations: the earliest-started one still advertising.
+    var answeringAdvertiser: MCNearbyServiceAdvertiser? {
+        state.withLockedValue { state in
+            state.advertisers.values.compactMap(\.advertiser).filter(\.isAdvertising).min { $0.startedAt < $1.startedAt }
+        }
+    }
+}
+
+private struct WeakSession: @unchecked Sendable {
+    weak var session: MCSession?
+}
+
+private struct WeakAdvertiser: @unchecked Sendable {
+    weak var advertiser: MCNearbyServiceAdvertiser?
+}

@@ -1,0 +1,373 @@
+import Foundation
+import NIOConcurrencyHelpers
+import PeerMesh
+import PeerMeshCore
+
+/// A group of peers exchanging messages, resources and streams, as Multipeer Connectivity's `MCSession`, over
+/// PeerMesh (TCP + TLS 1.3, relayed through members where there is no direct link).
+///
+/// Behind it is a PeerMesh `Session`; `disconnect()` leaves it and starts a fresh one, so the same `MCSession` can
+/// invite and be invited again, as in MC. Delegate methods run on a private serial queue. Beyond MC: peers that
+/// joined through another member are `connectedPeers` too (the session relays for them), a slow delegate slows the
+/// senders instead of buffering without bound, and peer IDs are bound to keys.
+open class MCSession: NSObject, @unchecked Sendable {
+    /// The local peer.
+    public let myPeerID: MCPeerID
+    /// The identity given at creation (nil, or `[Identity]` naming the local peer's own key).
+    public let securityIdentity: [Any]?
+    /// The encryption preference given at creation.
+    public let encryptionPreference: MCEncryptionPreference
+
+    /// Where the delegate is called, one call at a time.
+    let delegateQueue = DispatchQueue(label: "MultipeerConnectivity.MCSession.delegate")
+    private let delegateBox = NIOLockedValueBox(Unchecked<WeakDelegate>(WeakDelegate()))
+    private let backingBox: NIOLockedValueBox<Session>
+    private let expected = NIOLockedValueBox<Set<PeerID>>([])
+    private let outgoing: OutgoingQueue
+    private let downloads: URL
+    private let localPeer: LocalPeer
+    private let identity: Identity
+
+    /// Most bytes `send` queues before it throws `MCError.unavailable` (`sendWithBackPressure` waits instead).
+    public static let maximumQueuedBytes = 16 * 1024 * 1024
+
+    /// A session for the local peer `myPeerID`, encryption required (as MC for apps linked since iOS 9).
+    public convenience init(peer myPeerID: MCPeerID) {
+        self.init(peer: myPeerID, securityIdentity: nil, encryptionPreference: .required)
+    }
+
+    /// A session for the local peer `myPeerID`. `identity` is nil or an array whose first element is the PeerMesh
+    /// `Identity` behind `myPeerID`: on Linux the peer ID is its key, so no other identity can stand for it (there is
+    /// no `SecIdentity`). Anything else, or a `myPeerID` found on the network, is a programming error that stops
+    /// the program with a message saying so.
+    public init(peer myPeerID: MCPeerID, securityIdentity identity: [Any]?, encryptionPreference: MCEncryptionPreference) {
+        guard let own = myPeerID.identity else {
+            preconditionFailure("MCSession: \(myPeerID.displayName) is a remote peer; create the local peer with MCPeerID(displayName:).")
+        }
+        if let identity {
+            guard let given = identity.first as? Identity, given.peerID == own.peerID else {
+                preconditionFailure("MCSession: securityIdentity must be nil or [Identity] holding \(myPeerID.displayName)'s own key; on Linux the peer ID is the key.")
+            }
+        }
+        self.myPeerID = myPeerID
+        self.securityIdentity = identity
+        self.encryptionPreference = encryptionPreference
+        self.identity = own
+        downloads = FileManager.default.temporaryDirectory.appendingPathComponent("PeerMesh-MC-\(UUID().uuidString)", isDirectory: true)
+        outgoing = OutgoingQueue(limit: Self.maximumQueuedBytes)
+        localPeer = LocalPeer.of(own.peerID)
+        backingBox = NIOLockedValueBox(Self.makeBacking(identity: own, encryption: encryptionPreference, downloads: downloads))
+        super.init()
+        attach(backing)
+        startSending()
+        localPeer.sessionCreated(self)
+    }
+
+    deinit {
+        outgoing.close()
+        let backing = self.backing
+        Task { await backing.disconnect() }
+        try? FileManager.default.removeItem(at: downloads)
+    }
+
+    /// Receives the session's events (held weakly, as in MC).
+    open weak var delegate: MCSessionDelegate? {
+        get { delegateBox.withLockedValue { $0.value.delegate } }
+        set { delegateBox.withLockedValue { $0 = Unchecked(WeakDelegate(delegate: newValue)) } }
+    }
+
+    /// The peers in the session now: linked directly or through another member.
+    open var connectedPeers: [MCPeerID] { backing.connectedPeers.map(MCPeerID.init(remote:)) }
+
+    /// The PeerMesh session behind this one (replaced by `disconnect()`).
+    var backing: Session { backingBox.withLockedValue { $0 } }
+
+    // MARK: Sending
+
+    /// Queues `data` for each of `peerIDs` and returns. Throws `notConnected` when one of them is not in the session,
+    /// `invalidParameter` for an empty list or a message over 16 MiB, and `unavailable` when 16 MiB are already
+    /// queued (a reader is slow): wait and retry, or use `sendWithBackPressure`.
+    open func send(_ data: Data, toPeers peerIDs: [MCPeerID], with mode: MCSessionSendDataMode) throws {
+        let item = try outgoingItem(data, peerIDs, mode, done: nil)
+        guard outgoing.offer(item) else {
+            throw MCError(.unavailable, message: "\(Self.maximumQueuedBytes / 1_048_576) MiB of messages are still queued because a peer reads slowly; retry later or use sendWithBackPressure.")
+        }
+    }
+
+    /// Linux only: `send`, but waits while the queue is full and returns once PeerMesh took the message (a reliable
+    /// message is then delivered or reported through `session(_:didFailToDeliver:toPeer:error:)`).
+    open func sendWithBackPressure(_ data: Data, toPeers peerIDs: [MCPeerID], with mode: MCSessionSendDataMode) async throws {
+        let result = NIOLockedValueBox<CheckedContinuation<PeerMeshError?, Never>?>(nil)
+        let item = try outgoingItem(data, peerIDs, mode) { error in
+            result.withLockedValue { continuation in
+                continuation?.resume(returning: error)
+                continuation = nil
+            }
+        }
+        let error: PeerMeshError? = await withCheckedContinuation { continuation in
+            result.withLockedValue { $0 = continuation }
+            Task {
+                if await !outgoing.offerWaiting(item) { item.done?(PeerMeshError(.sessionClosed, "The session was released.")) }
+            }
+        }
+        if let error { throw MCError(error) }
+    }
+
+    private func outgoingItem(_ data: Data, _ peerIDs: [MCPeerID], _ mode: MCSessionSendDataMode,
+                              done: (@Sendable (PeerMeshError?) -> Void)?) throws -> OutgoingQueue.Item {
+        let backing = self.backing
+        guard !peerIDs.isEmpty else { throw MCError(.invalidParameter, message: "send needs at least one peer.") }
+        guard data.count <= backing.configuration.maximumMessageSize else {
+            throw MCError(.invalidParameter, message: "The message is \(data.count) bytes; the limit is \(backing.configuration.maximumMessageSize). Send it with sendResource or a stream.")
+        }
+        let members = Set(backing.connectedPeers)
+        if let missing = peerIDs.first(where: { !members.contains($0.peerID) }) {
+            throw MCError(.notConnected, message: "\(missing.displayName) is not connected to this session.", peerMeshCode: PeerMeshError.Code.notConnected.name)
+        }
+        return .init(session: backing, data: data, peers: peerIDs.map(\.peerID), mode: mode == .reliable ? .reliable : .unreliable, done: done)
+    }
+
+    /// One task hands queued messages to PeerMesh in order (PeerMesh suspends it while a peer's buffer is full).
+    private func startSending() {
+        let outgoing = self.outgoing
+        Task { [weak self] in
+            while let item = await outgoing.next() {
+                var failure: PeerMeshError?
+                do { try await item.session.send(item.data, to: item.peers, mode: item.mode) } catch { failure = error as? PeerMeshError ?? PeerMeshError(.connectionFailed, "\(error)") }
+                outgoing.finished(item.data.count)
+                item.done?(failure)
+                if let failure, item.done == nil, let self {
+                    for peer in item.peers {
+                        await self.callDelegate { session, delegate in
+                            delegate.session(session, didFailToDeliver: [item.data], toPeer: MCPeerID(remote: peer), error: MCError(failure))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends the file at `resourceURL` to `peerID` as `resourceName`; the completion handler runs once, with nil
+    /// when the peer has the whole file (hash-verified). Returns the transfer's `Progress` (cancel it to stop), or
+    /// nil when the peer is not connected (the handler then gets `notConnected`).
+    open func sendResource(at resourceURL: URL, withName resourceName: String, toPeer peerID: MCPeerID,
+                           withCompletionHandler completionHandler: ((Error?) -> Void)? = nil) -> Progress? {
+        let handler = Unchecked(completionHandler)
+        let backing = self.backing
+        guard backing.connectedPeers.contains(peerID.peerID) else {
+            delegateQueue.async { handler.value?(MCError(.notConnected, message: "\(peerID.displayName) is not connected to this session.")) }
+            return nil
+        }
+        let queue = delegateQueue
+        return backing.sendResource(at: resourceURL, name: resourceName, to: peerID.peerID) { error in
+            queue.async { handler.value?(error.map(MCError.init)) }
+        }
+    }
+
+    /// Opens a byte stream named `streamName` to `peerID`: write to the returned stream after `open()` (its
+    /// `.hasSpaceAvailable` events need it scheduled on a run loop). Throws `notConnected`.
+    open func startStream(withName streamName: String, toPeer peerID: MCPeerID) throws -> OutputStream {
+        let backing = self.backing
+        guard backing.connectedPeers.contains(peerID.peerID) else {
+            throw MCError(.notConnected, message: "\(peerID.displayName) is not connected to this session.")
+        }
+        guard !streamName.isEmpty, streamName.utf8.count <= FrameLimits.maximumTransferNameBytes else {
+            throw MCError(.invalidParameter, message: "A stream name must be 1–\(FrameLimits.maximumTransferNameBytes) UTF-8 bytes.")
+        }
+        return PeerOutputStream(session: backing, name: streamName, peer: peerID.peerID)
+    }
+
+    // MARK: Membership
+
+    /// Leaves the session: every peer sees us `.notConnected`, and so do we (for each peer that was connected).
+    /// The session stays usable: new invitations in either direction start a fresh membership.
+    open func disconnect() {
+        let replacement = Self.makeBacking(identity: identity, encryption: encryptionPreference, downloads: downloads)
+        let old = backingBox.withLockedValue { current in
+            defer { current = replacement }
+            return current
+        }
+        let former = old.connectedPeers
+        expected.withLockedValue { $0 = [] }
+        attach(replacement)
+        Task { await old.disconnect() }
+        for peer in former {
+            delegateQueue.async { [self] in delegate?.session(self, peer: MCPeerID(remote: peer), didChange: .notConnected) }
+        }
+        if localPeer.receivingSession === self { localPeer.receivingChanged() }
+    }
+
+    /// Data a peer passes to `connectPeer(_:withNearbyConnectionData:)` to join us without discovery (our key, our
+    /// encryption preference and the addresses we listen on).
+    open func nearbyConnectionData(forPeer peerID: MCPeerID, withCompletionHandler completionHandler: @escaping (Data?, Error?) -> Void) {
+        let handler = Unchecked(completionHandler)
+        let (backing, queue) = (self.backing, delegateQueue)
+        Task {
+            do {
+                let data = try await backing.connectionData()
+                queue.async { handler.value(Data(data.bytes), nil) }
+            } catch {
+                queue.async { handler.value(nil, MCError(from: error)) }
+            }
+        }
+    }
+
+    /// `nearbyConnectionData(forPeer:withCompletionHandler:)` as an async call.
+    open func nearbyConnectionData(forPeer peerID: MCPeerID) async throws -> Data {
+        do {
+            return Data(try await backing.connectionData().bytes)
+        } catch {
+            throw MCError(error)
+        }
+    }
+
+    /// Connects to `peerID` with the data it gave us from `nearbyConnectionData`; it must do the same with ours.
+    /// The peer with the smaller key dials and the other accepts that peer's invitation without asking the app.
+    open func connectPeer(_ peerID: MCPeerID, withNearbyConnectionData data: Data) {
+        let connection: ConnectionData
+        do {
+            connection = try ConnectionData(bytes: Array(data))
+            guard connection.peerID == peerID.peerID else {
+                throw PeerMeshError(.invalidConnectionData, "The connection data belongs to \(connection.peerID), not \(peerID.peerID).")
+            }
+        } catch {
+            delegateQueue.async { [self] in delegate?.session(self, peer: peerID, didChange: .notConnected) }
+            return
+        }
+        expected.withLockedValue { _ = $0.insert(connection.peerID) }
+        guard myPeerID.peerID < connection.peerID else { return }
+        let backing = self.backing
+        // A failure reaches the delegate as `.notConnected` through the session's events.
+        Task { _ = try? await backing.connect(using: connection) }
+    }
+
+    /// Stops accepting `peerID` through `connectPeer`; a connection already made stays (PeerMesh cannot drop a
+    /// single member yet).
+    open func cancelConnectPeer(_ peerID: MCPeerID) {
+        expected.withLockedValue { _ = $0.remove(peerID.peerID) }
+    }
+
+    // MARK: From PeerMesh
+
+    private static func makeBacking(identity: Identity, encryption: MCEncryptionPreference, downloads: URL) -> Session {
+        var configuration = Session.Configuration()
+        configuration.maximumPeers = kMCSessionMaximumNumberOfPeers
+        configuration.receivingDirectory = downloads
+        do {
+            return try Session(identity: identity, encryption: encryption.peerMesh, configuration: configuration)
+        } catch {
+            preconditionFailure("MCSession: \(error.message)")
+        }
+    }
+
+    /// Pumps `backing`'s events into delegate calls and answers its certificate questions through the delegate.
+    private func attach(_ backing: Session) {
+        backing.setCertificateHandler { [weak self] peer, certificate in
+            guard let self else { return false }
+            return await self.judge(certificate, of: peer)
+        }
+        Task { [weak self] in
+            for await event in backing.events {
+                guard let self else { return }
+                await self.handle(event)
+            }
+        }
+    }
+
+    private func handle(_ event: SessionEvent) async {
+        switch event {
+        case .peerChanged(let peer, let state):
+            if case .connecting = state {} else { expected.withLockedValue { _ = $0.remove(peer) } }
+            await callDelegate { session, delegate in
+                delegate.session(session, peer: MCPeerID(remote: peer), didChange: MCSessionState(state))
+            }
+        case .received(let data, let peer):
+            await callDelegate { session, delegate in delegate.session(session, didReceive: data, fromPeer: MCPeerID(remote: peer)) }
+        case .undelivered(let messages, let peer, let reason):
+            await callDelegate { session, delegate in
+                delegate.session(session, didFailToDeliver: messages, toPeer: MCPeerID(remote: peer), error: MCError(reason))
+            }
+        case .invitation(let invitation):
+            answer(invitation)
+        case .resourceStarted(let name, let peer, let progress):
+            let progress = Unchecked(progress)
+            await callDelegate { session, delegate in
+                delegate.session(session, didStartReceivingResourceWithName: name, fromPeer: MCPeerID(remote: peer), with: progress.value)
+            }
+        case .resourceFinished(let name, let peer, let result):
+            await callDelegate { session, delegate in
+                switch result {
+                case .success(let url):
+                    delegate.session(session, didFinishReceivingResourceWithName: name, fromPeer: MCPeerID(remote: peer), at: url, withError: nil)
+                    // As in MC the file is temporary: the app moved it away or it goes now.
+                    try? FileManager.default.removeItem(at: url)
+                case .failure(let error):
+                    delegate.session(session, didFinishReceivingResourceWithName: name, fromPeer: MCPeerID(remote: peer), at: nil, withError: MCError(error))
+                }
+            }
+        case .streamOpened(let name, let peer, let bytes):
+            let stream = Unchecked(PeerInputStream(bytes: bytes))
+            await callDelegate { session, delegate in
+                delegate.session(session, didReceive: stream.value, withName: name, fromPeer: MCPeerID(remote: peer))
+            }
+        case .peerVerified, .incomingConnectionFailed:
+            break
+        }
+    }
+
+    /// An invitation from a peer we `connectPeer`ed is accepted; one reaching the receiving session goes to the
+    /// answering advertiser; any other is declined.
+    private func answer(_ invitation: Invitation) {
+        if expected.withLockedValue({ $0.contains(invitation.peer) }) {
+            try? invitation.accept()
+        } else if localPeer.receivingSession === self, let advertiser = localPeer.answeringAdvertiser {
+            advertiser.offer(invitation, arrivedAt: self)
+        } else {
+            try? invitation.decline()
+        }
+    }
+
+    private func judge(_ certificate: PeerCertificate, of peer: PeerID) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let answer = OnceAnswer(continuation)
+            delegateQueue.async { [self] in
+                guard let delegate else { return answer.give(true) }
+                delegate.session(self, didReceiveCertificate: [certificate], fromPeer: MCPeerID(remote: peer)) { answer.give($0) }
+            }
+        }
+    }
+
+    /// Runs `body` with the delegate on the delegate queue and waits for it, so a slow delegate slows the session's
+    /// event stream (and through it the senders) instead of piling up calls.
+    func callDelegate(_ body: @escaping @Sendable (MCSession, MCSessionDelegate) -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            delegateQueue.async { [self] in
+                if let delegate { body(self, delegate) }
+                continuation.resume()
+            }
+        }
+    }
+}
+
+private struct WeakDelegate {
+    weak var delegate: MCSessionDelegate?
+}
+
+/// Resumes a continuation once: with the first answer, or `false` if the handler given to the app is dropped
+/// without being called.
+final class OnceAnswer: @unchecked Sendable {
+    private let continuation = NIOLockedValueBox<CheckedContinuation<Bool, Never>?>(nil)
+
+    init(_ continuation: CheckedContinuation<Bool, Never>) {
+        self.continuation.withLockedValue { $0 = continuation }
+    }
+
+    deinit { give(false) }
+
+    func give(_ answer: Bool) {
+        continuation.withLockedValue { continuation in
+            continuation?.resume(returning: answer)
+            continuation = nil
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Delivers a stream's events to its delegate on the run loops it is scheduled on, in order, as Foundation's
+/// streams do. Events posted before the stream is scheduled wait for `schedule(in:forMode:)`.
+final class StreamEvents: @unchecked Sendable {
+    private struct State {
+        var loops: [(RunLoop, RunLoop.Mode)] = []
+        var pending: [Stream.Event] = []
+        var drainScheduled = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+    private let delegateBox = NIOLockedValueBox(Unchecked<WeakStreamDelegate>(WeakStreamDelegate()))
+    /// The stream the events are about (set once, right after the stream's init).
+    private let streamBox = NIOLockedValueBox(Unchecked<WeakStream>(WeakStream()))
+
+    var delegate: StreamDelegate? {
+        get { delegateBox.withLockedValue { $0.value.delegate } }
+        set { delegateBox.withLockedValue { $0 = Unchecked(WeakStreamDelegate(delegate: newValue)) } }
+    }
+
+    func attach(_ stream: Stream) {
+        streamBox.withLockedValue { $0 = Unchecked(WeakStream(stream: stream)) }
+    }
+
+    func schedule(in loop: RunLoop, forMode mode: RunLoop.Mode) {
+        state.withLockedValue { $0.loops.append((loop, mode)) }
+        drainSoon()
+    }
+
+    func remove(from loop: RunLoop, forMode mode: RunLoop.Mode) {
+        state.withLockedValue { $0.loops.removeAll { $0.0 === loop && $0.1 == mode } }
+    }
+
+    /// Queues `event` for the delegate.
+    func post(_ event: Stream.Event) {
+        state.withLockedValue { $0.pending.append(event) }
+        drainSoon()
+    }
+
+    /// A zero-delay timer wakes the run loop (`RunLoop.perform` alone does not wake a sleeping loop on Linux); one
+    /// timer at a time drains every pending event in order.
+    private func drainSoon() {
+        let target = state.withLockedValue { state -> (RunLoop, RunLoop.Mode)? in
+            guard !state.drainScheduled, !state.pending.isEmpty, let first = state.loops.first else { return nil }
+            state.drainScheduled = true
+            return first
+        }
+        guard let (loop, mode) = target else { return }
+        let timer = Timer(timeInterval: 0, repeats: false) { [self] _ in drain() }
+        loop.add(timer, forMode: mode)
+    }
+
+    private func drain() {
+        let events = state.withLockedValue { state in
+            defer { state.pending = []; state.drainScheduled = false }
+            return state.pending
+        }
+        guard let stream = streamBox.withLockedValue({ $0.value.stream }) else { return }
+        for event in events { delegate?.stream(stream, handle: event) }
+        drainSoon()
+    }
+}
+
+private struct WeakStreamDelegate {
+    weak var delegate: StreamDelegate?
+}
+
+private struct WeakStream {
+    weak var stream: Stream?
+}
