@@ -56,6 +56,13 @@ let package = Package(
             name: "MultipeerConnectivity",
             dependencies: ["PeerMesh", "PeerMeshCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
+        // A chat written against Apple's MC API, unchanged: the demo's MC program and the MC tests' peer.
+        .executableTarget(
+            name: "mc-chat",
+            dependencies: ["MultipeerConnectivity"],
+            path: "Examples/MCChat",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .executableTarget(
             name: "peermesh",
             dependencies: [

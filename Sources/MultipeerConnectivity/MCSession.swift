@@ -187,13 +187,15 @@ open class MCSession: NSObject, @unchecked Sendable {
             defer { current = replacement }
             return current
         }
-        let former = old.connectedPeers
         expected.withLockedValue { $0 = [] }
         attach(replacement)
-        Task { await old.disconnect() }
-        for peer in former {
-            delegateQueue.async { [self] in delegate?.session(self, peer: MCPeerID(remote: peer), didChange: .notConnected) }
+        // Waits (briefly, bounded) until the peers were told, so an app that exits right after still leaves cleanly.
+        let left = DispatchSemaphore(value: 0)
+        Task {
+            await old.disconnect()
+            left.signal()
         }
+        _ = left.wait(timeout: .now() + 2)
         if localPeer.receivingSession === self { localPeer.receivingChanged() }
     }
 
@@ -267,9 +269,19 @@ open class MCSession: NSObject, @unchecked Sendable {
             return await self.judge(certificate, of: peer)
         }
         Task { [weak self] in
+            var members = Set<PeerID>()
             for await event in backing.events {
+                if case .peerChanged(let peer, let state) = event {
+                    if case .connected = state { members.insert(peer) } else { members.remove(peer) }
+                }
                 guard let self else { return }
                 await self.handle(event)
+            }
+            // The session ended (`disconnect()`): whoever PeerMesh did not report gone is gone for us too.
+            for peer in members.sorted() {
+                await self?.callDelegate { session, delegate in
+                    delegate.session(session, peer: MCPeerID(remote: peer), didChange: .notConnected)
+                }
             }
         }
     }

@@ -76,6 +76,7 @@ final class PeerInputStream: InputStream {
         if stillRunning { bytes.cancel() }
         pump?.cancel()
         resumePump()
+        events.closed()
     }
 
     override func read(_ destination: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {

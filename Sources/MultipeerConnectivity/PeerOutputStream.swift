@@ -85,6 +85,7 @@ final class PeerOutputStream: OutputStream {
             return drainWaiter
         }
         waiter?.resume()
+        events.closed()
     }
 
     override func write(_ source: UnsafePointer<UInt8>, maxLength len: Int) -> Int {

@@ -2,12 +2,16 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// Delivers a stream's events to its delegate on the run loops it is scheduled on, in order, as Foundation's
-/// streams do. Events posted before the stream is scheduled wait for `schedule(in:forMode:)`.
+/// streams do. Events posted before the stream is scheduled wait for `schedule(in:forMode:)`. As on Apple's
+/// platforms, a run loop keeps a scheduled stream alive until it is removed or closed: apps often keep no
+/// reference of their own to a stream they scheduled.
 final class StreamEvents: @unchecked Sendable {
     private struct State {
         var loops: [(RunLoop, RunLoop.Mode)] = []
         var pending: [Stream.Event] = []
         var drainScheduled = false
+        /// The stream, held strongly while it is scheduled and open.
+        var retained: Unchecked<Stream>?
     }
 
     private let state = NIOLockedValueBox(State())
@@ -25,12 +29,31 @@ final class StreamEvents: @unchecked Sendable {
     }
 
     func schedule(in loop: RunLoop, forMode mode: RunLoop.Mode) {
-        state.withLockedValue { $0.loops.append((loop, mode)) }
+        let stream = streamBox.withLockedValue { $0.value.stream }
+        state.withLockedValue { state in
+            state.loops.append((loop, mode))
+            if let stream { state.retained = Unchecked(stream) }
+        }
         drainSoon()
     }
 
     func remove(from loop: RunLoop, forMode mode: RunLoop.Mode) {
-        state.withLockedValue { $0.loops.removeAll { $0.0 === loop && $0.1 == mode } }
+        let released = state.withLockedValue { state -> Unchecked<Stream>? in
+            state.loops.removeAll { $0.0 === loop && $0.1 == mode }
+            guard state.loops.isEmpty else { return nil }
+            defer { state.retained = nil }
+            return state.retained
+        }
+        _ = released   // released outside the lock: the stream's deinit may run here
+    }
+
+    /// The stream was closed: the run loops no longer keep it alive (events already posted are still delivered).
+    func closed() {
+        let released = state.withLockedValue { state -> Unchecked<Stream>? in
+            defer { state.retained = nil }
+            return state.pending.isEmpty ? state.retained : nil
+        }
+        _ = released
     }
 
     /// Queues `event` for the delegate.
@@ -60,6 +83,7 @@ final class StreamEvents: @unchecked Sendable {
         guard let stream = streamBox.withLockedValue({ $0.value.stream }) else { return }
         for event in events { delegate?.stream(stream, handle: event) }
         drainSoon()
+        if stream.streamStatus == .closed { closed() }
     }
 }
 
