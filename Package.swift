@@ -105,6 +105,11 @@ let package = Package(
         .target(name: "PeerMeshTestSupport", path: "Tests/PeerMeshTestSupport"),
         .testTarget(name: "PeerMeshAvahiTests", dependencies: ["PeerMeshAvahi", "PeerMeshTestSupport", "peermesh-avahi-probe"]),
         .testTarget(
+            name: "MultipeerConnectivityTests",
+            dependencies: ["MultipeerConnectivity", "PeerMesh", "PeerMeshTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .testTarget(
             name: "PeerMeshTests",
             dependencies: [
                 "PeerMesh",
@@ -112,6 +117,7 @@ let package = Package(
                 "PeerMeshTestSupport",
                 "peermesh-meshpeer",
                 "peermesh-rewriter",
+                "mc-chat",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),

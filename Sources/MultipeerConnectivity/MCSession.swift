@@ -28,6 +28,9 @@ open class MCSession: NSObject, @unchecked Sendable {
     private let localPeer: LocalPeer
     private let identity: Identity
 
+    /// How long `connectPeer` waits for the connection, as an invitation's default timeout.
+    static let connectPeerTimeout: Duration = .seconds(30)
+
     /// Most bytes `send` queues before it throws `MCError.unavailable` (`sendWithBackPressure` waits instead).
     public static let maximumQueuedBytes = 16 * 1024 * 1024
 
@@ -189,13 +192,8 @@ open class MCSession: NSObject, @unchecked Sendable {
         }
         expected.withLockedValue { $0 = [] }
         attach(replacement)
-        // Waits (briefly, bounded) until the peers were told, so an app that exits right after still leaves cleanly.
-        let left = DispatchSemaphore(value: 0)
-        Task {
-            await old.disconnect()
-            left.signal()
-        }
-        _ = left.wait(timeout: .now() + 2)
+        // Waits until the peers were told, so an app that exits right after still leaves cleanly.
+        old.disconnectWaiting()
         if localPeer.receivingSession === self { localPeer.receivingChanged() }
     }
 
@@ -237,10 +235,23 @@ open class MCSession: NSObject, @unchecked Sendable {
             return
         }
         expected.withLockedValue { _ = $0.insert(connection.peerID) }
-        guard myPeerID.peerID < connection.peerID else { return }
         let backing = self.backing
+        guard myPeerID.peerID < connection.peerID else {
+            // The other side dials. If its connection never arrives (it did not call `connectPeer`, or the attempt
+            // failed on its side before we could tell who it was), the app hears `.notConnected`, as for an
+            // invitation that timed out.
+            Task { [weak self] in
+                try? await Task.sleep(for: Self.connectPeerTimeout)
+                guard let self, self.backing === backing,
+                      self.expected.withLockedValue({ $0.remove(connection.peerID) }) != nil,
+                      !backing.connectedPeers.contains(connection.peerID)
+                else { return }
+                await self.callDelegate { session, delegate in delegate.session(session, peer: peerID, didChange: .notConnected) }
+            }
+            return
+        }
         // A failure reaches the delegate as `.notConnected` through the session's events.
-        Task { _ = try? await backing.connect(using: connection) }
+        Task { _ = try? await backing.connect(using: connection, timeout: Self.connectPeerTimeout) }
     }
 
     /// Stops accepting `peerID` through `connectPeer`; a connection already made stays (PeerMesh cannot drop a
@@ -322,6 +333,9 @@ open class MCSession: NSObject, @unchecked Sendable {
             await callDelegate { session, delegate in
                 delegate.session(session, didReceive: stream.value, withName: name, fromPeer: MCPeerID(remote: peer))
             }
+        case .incomingConnectionFailed(let peer?, _) where expected.withLockedValue({ $0.remove(peer) }) != nil:
+            // A peer we `connectPeer`ed reached us but failed (its certificate, a mismatch): the app hears it now.
+            await callDelegate { session, delegate in delegate.session(session, peer: MCPeerID(remote: peer), didChange: .notConnected) }
         case .peerVerified, .incomingConnectionFailed:
             break
         }

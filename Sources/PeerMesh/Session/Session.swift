@@ -140,6 +140,13 @@ public final class Session: Sendable {
         try? await core.loop.submit { self.core.disconnect() }.get()
     }
 
+    /// `disconnect()` for synchronous callers (the MultipeerConnectivity layer): returns once the peers were sent our
+    /// leave. Never call it on the session's event loop.
+    package func disconnectWaiting() {
+        let core = self.core
+        try? core.loop.submit { core.disconnect() }.wait()
+    }
+
     private func run<T: Sendable>(_ body: @escaping @Sendable (SessionCore) -> EventLoopFuture<T>) async throws(PeerMeshError) -> T {
         let core = self.core
         do {
