@@ -8,12 +8,14 @@ import PeerMesh
 /// On Apple's platforms an advertiser is independent of sessions and the app picks a session when it accepts. Over
 /// TCP an invitation arrives on a listener, and a PeerMesh listener belongs to one session. So every local peer has
 /// one *receiving* session — the newest `MCSession` made for it that is still alive — whose listener its advertisers
-/// publish; an invitation accepted into it joins at once. `LocalPeer`s are shared by key, so a peer ID that was
+/// publish; an invitation accepted into it joins at once. When that session is released, the newest older one
+/// still alive takes over. `LocalPeer`s are shared by key, so a peer ID that was
 /// archived and restored shares them too.
 final class LocalPeer: Sendable {
     private struct State {
-        var receiving: WeakSession?
-        var advertisers: [ObjectIdentifier: WeakAdvertiser] = [:]
+        /// Every session of this peer, oldest first; the newest alive one receives.
+        var sessions: [UncheckedWeak<MCSession>] = []
+        var advertisers: [ObjectIdentifier: UncheckedWeak<MCNearbyServiceAdvertiser>] = [:]
     }
 
     private let state = NIOLockedValueBox(State())
@@ -30,25 +32,31 @@ final class LocalPeer: Sendable {
     }
 
     /// The session that receives advertised invitations, if one is alive.
-    var receivingSession: MCSession? { state.withLockedValue { $0.receiving?.session } }
+    var receivingSession: MCSession? {
+        state.withLockedValue { state in
+            state.sessions.removeAll { $0.object == nil }
+            return state.sessions.last?.object
+        }
+    }
 
     /// A new session of this peer becomes the receiving one; advertisers re-publish its listener.
     func sessionCreated(_ session: MCSession) {
-        state.withLockedValue { $0.receiving = WeakSession(session: session) }
+        state.withLockedValue { $0.sessions.append(UncheckedWeak(session)) }
         receivingChanged()
     }
 
-    /// The receiving session replaced its PeerMesh session (after `disconnect()`): advertisers re-publish.
+    /// The receiving session changed: it replaced its PeerMesh session (`disconnect()`), or it was released and an
+    /// older one takes over. Advertisers re-publish.
     func receivingChanged() {
         let advertisers = state.withLockedValue { state in
-            state.advertisers = state.advertisers.filter { $0.value.advertiser != nil }
-            return state.advertisers.values.compactMap(\.advertiser)
+            state.advertisers = state.advertisers.filter { $0.value.object != nil }
+            return state.advertisers.values.compactMap(\.object)
         }
         for advertiser in advertisers { advertiser.receivingSessionChanged() }
     }
 
     func add(_ advertiser: MCNearbyServiceAdvertiser) {
-        state.withLockedValue { $0.advertisers[ObjectIdentifier(advertiser)] = WeakAdvertiser(advertiser: advertiser) }
+        state.withLockedValue { $0.advertisers[ObjectIdentifier(advertiser)] = UncheckedWeak(advertiser) }
     }
 
     func remove(_ advertiser: MCNearbyServiceAdvertiser) {
@@ -58,15 +66,7 @@ final class LocalPeer: Sendable {
     /// The advertiser that answers invitations: the earliest-started one still advertising.
     var answeringAdvertiser: MCNearbyServiceAdvertiser? {
         state.withLockedValue { state in
-            state.advertisers.values.compactMap(\.advertiser).filter(\.isAdvertising).min { $0.startedAt < $1.startedAt }
+            state.advertisers.values.compactMap(\.object).filter(\.isAdvertising).min { $0.startedAt < $1.startedAt }
         }
     }
-}
-
-private struct WeakSession: @unchecked Sendable {
-    weak var session: MCSession?
-}
-
-private struct WeakAdvertiser: @unchecked Sendable {
-    weak var advertiser: MCNearbyServiceAdvertiser?
 }

@@ -87,7 +87,7 @@ extension MCError {
         case .invitationTimedOut, .invitationExpired: .timedOut
         case .cancelled, .invitationDeclined: .cancelled
         case .messageTooLarge, .contextTooLarge, .invalidServiceType, .invalidDiscoveryInfo, .discoveryInfoTooLarge,
-             .reservedKey, .invalidDisplayName, .invalidConnectionData, .invalidConfiguration: .invalidParameter
+             .reservedKey, .invalidDisplayName, .invalidConnectionData, .invalidConfiguration, .fileAccess: .invalidParameter
         case .daemonNotRunning, .discoveryDisconnected: .unavailable
         case .unsupportedVersion, .unsupportedByPeer: .unsupported
         default: .unknown

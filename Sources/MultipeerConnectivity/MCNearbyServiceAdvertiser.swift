@@ -39,10 +39,10 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
     private let localPeer: LocalPeer
     private let running = NIOLockedValueBox<Running?>(nil)
     /// The assistant this advertiser works for, which answers invitations itself.
-    private let assistantBox = NIOLockedValueBox(UncheckedWeakAssistant())
+    private let assistantBox = NIOLockedValueBox(UncheckedWeak<MCAdvertiserAssistant>(nil))
     var assistant: MCAdvertiserAssistant? {
         get { assistantBox.withLockedValue { $0.object } }
-        set { assistantBox.withLockedValue { $0.object = newValue } }
+        set { assistantBox.withLockedValue { $0 = UncheckedWeak(newValue) } }
     }
 
     private struct Running: Sendable {
@@ -55,7 +55,7 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
     /// An advertiser for the local peer `myPeerID`. The service type follows MC's rules (1–15 characters: letters,
     /// digits, hyphens); letters are compared case-insensitively, as DNS-SD does, so "Pictionary" and "pictionary"
     /// find each other. A type or discovery info that breaks the rules is reported to
-    /// `advertiser(_:didNotStartAdvertisingPeer:)` when advertising starts.
+    /// `advertiser(_:didNotStartAdvertisingPeer:)` by `startAdvertisingPeer()`.
     public init(peer myPeerID: MCPeerID, discoveryInfo info: [String: String]?, serviceType: String) {
         guard let identity = myPeerID.identity else {
             preconditionFailure("MCNearbyServiceAdvertiser: \(myPeerID.displayName) is a remote peer; advertise a local one.")
@@ -79,8 +79,16 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         set { delegateBox.withLockedValue { $0 = Unchecked(WeakAdvertiserDelegate(delegate: newValue)) } }
     }
 
-    /// Starts advertising (does nothing while advertising).
+    /// Starts advertising (does nothing while advertising). A service type or discovery info that breaks the rules
+    /// is reported to `advertiser(_:didNotStartAdvertisingPeer:)` at once; avahi-daemon's failures when they happen.
+    /// Without an `MCSession` for the peer yet, publishing begins when the first one is created.
     open func startAdvertisingPeer() {
+        do {
+            _ = try ServiceType(Self.normalized(serviceType))
+            _ = try TXTRecordEncoder.encode(discoveryInfo: discoveryInfo ?? [:])
+        } catch {
+            return reportNotStarted(MCError(error))
+        }
         let started = running.withLockedValue { running -> Bool in
             guard running == nil else { return false }
             running = Running(startedAt: DispatchTime.now().uptimeNanoseconds)
@@ -109,7 +117,7 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         do {
             advertiser = try Advertiser(session: session, serviceType: Self.normalized(serviceType), discoveryInfo: discoveryInfo ?? [:])
         } catch {
-            return reportNotStarted(MCError(error))
+            return failed(MCError(error))
         }
         let previous = running.withLockedValue { running -> Running?? in
             guard var current = running, current.session !== session else { return nil }
@@ -138,6 +146,12 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
     /// MC lets apps use upper case ("Pictionary"); DNS-SD compares service types case-insensitively, so PeerMesh
     /// publishes and browses the lower-case form.
     static func normalized(_ serviceType: String) -> String { serviceType.lowercased() }
+
+    /// Publishing failed for good: the advertiser stops (and answers no invitations) and tells its delegate once.
+    private func failed(_ error: MCError) {
+        stopAdvertisingPeer()
+        reportNotStarted(error)
+    }
 
     private func reportNotStarted(_ error: MCError) {
         delegateQueue.async { [self] in delegate?.advertiser(self, didNotStartAdvertisingPeer: error) }
@@ -175,10 +189,6 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         }
         _ = try? invitation.accept()
     }
-}
-
-private struct UncheckedWeakAssistant: @unchecked Sendable {
-    weak var object: MCAdvertiserAssistant?
 }
 
 private struct WeakAdvertiserDelegate {

@@ -23,6 +23,8 @@ open class MCSession: NSObject, @unchecked Sendable {
     private let delegateBox = NIOLockedValueBox(Unchecked<WeakDelegate>(WeakDelegate()))
     private let backingBox: NIOLockedValueBox<Session>
     private let expected = NIOLockedValueBox<Set<PeerID>>([])
+    /// Invitations nobody could answer yet: from a peer whose `connectPeer` the app may still be about to call.
+    private let parked = NIOLockedValueBox<[PeerID: Invitation]>([:])
     private let outgoing: OutgoingQueue
     private let downloads: URL
     private let localPeer: LocalPeer
@@ -67,6 +69,8 @@ open class MCSession: NSObject, @unchecked Sendable {
     }
 
     deinit {
+        localPeer.receivingChanged()
+        for invitation in parked.withLockedValue({ Array($0.values) }) { _ = try? invitation.decline() }
         outgoing.close()
         let backing = self.backing
         Task { await backing.disconnect() }
@@ -139,7 +143,7 @@ open class MCSession: NSObject, @unchecked Sendable {
                 do { try await item.session.send(item.data, to: item.peers, mode: item.mode) } catch { failure = error as? PeerMeshError ?? PeerMeshError(.connectionFailed, "\(error)") }
                 outgoing.finished(item.data.count)
                 item.done?(failure)
-                if let failure, item.done == nil, let self {
+                if let failure, item.done == nil, item.mode == .reliable, let self {
                     for peer in item.peers {
                         await self.callDelegate { session, delegate in
                             delegate.session(session, didFailToDeliver: [item.data], toPeer: MCPeerID(remote: peer), error: MCError(failure))
@@ -152,11 +156,17 @@ open class MCSession: NSObject, @unchecked Sendable {
 
     /// Sends the file at `resourceURL` to `peerID` as `resourceName`; the completion handler runs once, with nil
     /// when the peer has the whole file (hash-verified). Returns the transfer's `Progress` (cancel it to stop), or
-    /// nil when the peer is not connected (the handler then gets `notConnected`).
+    /// nil when the peer is not connected (the handler then gets `notConnected`) or the URL is not a file's
+    /// (`unsupported`: Linux sends files only).
+    @discardableResult
     open func sendResource(at resourceURL: URL, withName resourceName: String, toPeer peerID: MCPeerID,
                            withCompletionHandler completionHandler: ((Error?) -> Void)? = nil) -> Progress? {
         let handler = Unchecked(completionHandler)
         let backing = self.backing
+        guard resourceURL.isFileURL else {
+            delegateQueue.async { handler.value?(MCError(.unsupported, message: "\(resourceURL) is not a file; on Linux only files can be sent as resources.")) }
+            return nil
+        }
         guard backing.connectedPeers.contains(peerID.peerID) else {
             delegateQueue.async { handler.value?(MCError(.notConnected, message: "\(peerID.displayName) is not connected to this session.")) }
             return nil
@@ -191,6 +201,9 @@ open class MCSession: NSObject, @unchecked Sendable {
             return current
         }
         expected.withLockedValue { $0 = [] }
+        for invitation in parked.withLockedValue({ parked in defer { parked = [:] }; return Array(parked.values) }) {
+            _ = try? invitation.decline()
+        }
         attach(replacement)
         // Waits until the peers were told, so an app that exits right after still leaves cleanly.
         old.disconnectWaiting()
@@ -235,6 +248,10 @@ open class MCSession: NSObject, @unchecked Sendable {
             return
         }
         expected.withLockedValue { _ = $0.insert(connection.peerID) }
+        if let waiting = parked.withLockedValue({ $0.removeValue(forKey: connection.peerID) }), !waiting.isExpired {
+            _ = try? waiting.accept()
+            return
+        }
         let backing = self.backing
         guard myPeerID.peerID < connection.peerID else {
             // The other side dials. If its connection never arrives (it did not call `connectPeer`, or the attempt
@@ -342,14 +359,20 @@ open class MCSession: NSObject, @unchecked Sendable {
     }
 
     /// An invitation from a peer we `connectPeer`ed is accepted; one reaching the receiving session goes to the
-    /// answering advertiser; any other is declined.
+    /// answering advertiser; any other waits for a `connectPeer` for its peer (the two apps call it in either
+    /// order) until the inviter's timeout ends it.
     private func answer(_ invitation: Invitation) {
         if expected.withLockedValue({ $0.contains(invitation.peer) }) {
-            try? invitation.accept()
+            _ = try? invitation.accept()
         } else if localPeer.receivingSession === self, let advertiser = localPeer.answeringAdvertiser {
             advertiser.offer(invitation, arrivedAt: self)
         } else {
-            try? invitation.decline()
+            let replaced = parked.withLockedValue { parked in
+                parked = parked.filter { !$0.value.isExpired }
+                defer { parked[invitation.peer] = invitation }
+                return parked[invitation.peer]
+            }
+            _ = try? replaced?.decline()
         }
     }
 

@@ -16,8 +16,9 @@ public protocol MCSessionDelegate: NSObjectProtocol {
     /// Optional: judge a peer's certificate (`certificate` holds its `PeerCertificate`). Without it, every
     /// certificate is accepted. Not calling `certificateHandler` before the invitation's timeout rejects the peer.
     func session(_ session: MCSession, didReceiveCertificate certificate: [Any]?, fromPeer peerID: MCPeerID, certificateHandler: @escaping (Bool) -> Void)
-    /// Optional, Linux only: reliable messages that `send` accepted but the peer never acknowledged, reported when
-    /// the peer became unreachable (MC drops them silently). Send them again if they matter.
+    /// Optional, Linux only: reliable messages that `send` accepted but that never reached `peerID` for sure — the
+    /// peer became unreachable before acknowledging them, or left (or the session was disconnected) before they
+    /// could be handed over. MC drops them silently; send them again if they matter.
     func session(_ session: MCSession, didFailToDeliver messages: [Data], toPeer peerID: MCPeerID, error: Error)
 }
 

@@ -3,30 +3,17 @@ import PeerMesh
 
 /// The sending end of a stream, as the `OutputStream` MC's `startStream(withName:toPeer:)` returns: open it, then
 /// write when `.hasSpaceAvailable` arrives on the run loop it is scheduled on, or from a thread of your own (`write`
-/// waits for room, as a socket stream's does). `close()` sends what was written, then ends the stream.
+/// waits for room, as a socket stream's does). `close()` sends what was written, then ends the stream; so does
+/// dropping an open stream.
 ///
 /// At most 64 KiB wait here; beyond that `write` waits for PeerMesh, whose per-stream credit window follows the
 /// reader — so a slow reader slows the writer and nothing piles up.
 final class PeerOutputStream: OutputStream {
-    private static let capacity = 64 * 1024
-
-    private let session: Session
-    private let name: String
-    private let peer: PeerID
+    private let core: Core
     private let events = StreamEvents()
-    /// Guards everything below; writers wait on it for room.
-    private let condition = NSCondition()
-    private var status: Stream.Status = .notOpen
-    private var buffer: [UInt8] = []
-    private var failure: MCError?
-    private var closing = false
-    private var spaceArmed = true
-    private var drainWaiter: CheckedContinuation<Void, Never>?
 
     init(session: Session, name: String, peer: PeerID) {
-        self.session = session
-        self.name = name
-        self.peer = peer
+        core = Core(session: session, name: name, peer: peer, events: events)
         super.init(toMemory: ())
         events.attach(self)
     }
@@ -36,6 +23,8 @@ final class PeerOutputStream: OutputStream {
         preconditionFailure("Streams to peers are made by MCSession.startStream(withName:toPeer:).")
     }
 
+    deinit { core.close() }
+
     override var delegate: StreamDelegate? {
         get { events.delegate }
         set { events.delegate = newValue }
@@ -43,123 +32,148 @@ final class PeerOutputStream: OutputStream {
 
     override func schedule(in aRunLoop: RunLoop, forMode mode: RunLoop.Mode) { events.schedule(in: aRunLoop, forMode: mode) }
     override func remove(from aRunLoop: RunLoop, forMode mode: RunLoop.Mode) { events.remove(from: aRunLoop, forMode: mode) }
-
-    override var streamStatus: Stream.Status { locked { status } }
-    override var streamError: Error? { locked { failure } }
-    override var hasSpaceAvailable: Bool { locked { status == .open && buffer.count < Self.capacity } }
-
+    override var streamStatus: Stream.Status { core.locked { core.status } }
+    override var streamError: Error? { core.locked { core.failure } }
+    override var hasSpaceAvailable: Bool { core.locked { core.status == .open && core.buffer.count < Core.capacity } }
     /// Opens at once (writes are buffered while the peer accepts the stream) and starts sending.
-    override func open() {
-        let opened = locked { () -> Bool in
-            guard status == .notOpen else { return false }
-            status = .open
-            return true
-        }
-        guard opened else { return }
-        events.post(.openCompleted)
-        postSpaceIfOwed()
-        let (session, name, peer) = (self.session, self.name, self.peer)
-        let owner = Unchecked(self)
-        Task {
-            let this = owner.value
-            do {
-                let writer = try await session.startStream(name: name, to: peer)
-                while let chunk = await this.nextChunk() {
-                    try await writer.write(Data(chunk))
-                }
-                try await writer.finish()
-            } catch {
-                this.fail(error as? PeerMeshError ?? PeerMeshError(.transferFailed, "The stream failed.", underlying: error))
-            }
-        }
-    }
-
+    override func open() { core.open() }
     /// Sends what was written, then ends the stream (the reader sees `.endEncountered`).
     override func close() {
-        let waiter = locked { () -> CheckedContinuation<Void, Never>? in
-            guard status != .closed else { return nil }
-            status = .closed
-            closing = true
-            condition.broadcast()
-            defer { drainWaiter = nil }
-            return drainWaiter
-        }
-        waiter?.resume()
+        core.close()
         events.closed()
     }
+    override func write(_ source: UnsafePointer<UInt8>, maxLength len: Int) -> Int { core.write(source, maxLength: len) }
 
-    override func write(_ source: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
-        condition.lock()
-        while buffer.count >= Self.capacity, status == .open, failure == nil { condition.wait() }
-        guard status == .open, failure == nil else {
+    /// The stream's state and its sender to PeerMesh. The sender holds only this, never the `OutputStream`, so an
+    /// app that drops the stream frees it (and the stream ends as if closed).
+    final class Core: @unchecked Sendable {
+        static let capacity = 64 * 1024
+
+        private let session: Session
+        private let name: String
+        private let peer: PeerID
+        private let events: StreamEvents
+        /// Guards everything below; writers wait on it for room.
+        private let condition = NSCondition()
+        fileprivate var status: Stream.Status = .notOpen
+        fileprivate var buffer: [UInt8] = []
+        fileprivate var failure: MCError?
+        private var closing = false
+        private var spaceArmed = true
+        private var drainWaiter: CheckedContinuation<Void, Never>?
+
+        init(session: Session, name: String, peer: PeerID, events: StreamEvents) {
+            self.session = session
+            self.name = name
+            self.peer = peer
+            self.events = events
+        }
+
+        func open() {
+            let opened = locked { () -> Bool in
+                guard status == .notOpen else { return false }
+                status = .open
+                return true
+            }
+            guard opened else { return }
+            events.post(.openCompleted)
+            postSpaceIfOwed()
+            Task { [self] in
+                do {
+                    let writer = try await session.startStream(name: name, to: peer)
+                    while let chunk = await nextChunk() {
+                        try await writer.write(Data(chunk))
+                    }
+                    try await writer.finish()
+                } catch {
+                    fail(error as? PeerMeshError ?? PeerMeshError(.transferFailed, "The stream failed.", underlying: error))
+                }
+            }
+        }
+
+        func close() {
+            let waiter = locked { () -> CheckedContinuation<Void, Never>? in
+                guard status != .closed else { return nil }
+                status = .closed
+                closing = true
+                condition.broadcast()
+                defer { drainWaiter = nil }
+                return drainWaiter
+            }
+            waiter?.resume()
+        }
+
+        func write(_ source: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
+            condition.lock()
+            while buffer.count >= Self.capacity, status == .open, failure == nil { condition.wait() }
+            guard status == .open, failure == nil else {
+                condition.unlock()
+                return -1
+            }
+            let count = min(len, Self.capacity - buffer.count)
+            buffer.append(contentsOf: UnsafeBufferPointer(start: source, count: count))
+            spaceArmed = true
+            let waiter = drainWaiter
+            drainWaiter = nil
             condition.unlock()
-            return -1
+            waiter?.resume()
+            postSpaceIfOwed()
+            return count
         }
-        let count = min(len, Self.capacity - buffer.count)
-        buffer.append(contentsOf: UnsafeBufferPointer(start: source, count: count))
-        spaceArmed = true
-        let waiter = drainWaiter
-        drainWaiter = nil
-        condition.unlock()
-        waiter?.resume()
-        postSpaceIfOwed()
-        return count
-    }
 
-    // MARK: Sending
-
-    /// The next bytes to send, waiting for a write; nil once closed and everything was taken.
-    private func nextChunk() async -> [UInt8]? {
-        while true {
-            let taken = locked { () -> [UInt8]?? in
-                if !buffer.isEmpty {
-                    let chunk = buffer
-                    buffer.removeAll(keepingCapacity: true)
-                    condition.broadcast()
-                    return .some(chunk)
+        /// The next bytes to send, waiting for a write; nil once closed and everything was taken.
+        private func nextChunk() async -> [UInt8]? {
+            while true {
+                let taken = locked { () -> [UInt8]?? in
+                    if !buffer.isEmpty {
+                        let chunk = buffer
+                        buffer.removeAll(keepingCapacity: true)
+                        condition.broadcast()
+                        return .some(chunk)
+                    }
+                    return closing || failure != nil ? .some(nil) : nil
                 }
-                return closing || failure != nil ? .some(nil) : nil
-            }
-            if let taken {
-                postSpaceIfOwed()
-                return taken
-            }
-            await withCheckedContinuation { continuation in
-                let wait = locked { () -> Bool in
-                    guard buffer.isEmpty, !closing, failure == nil else { return false }
-                    drainWaiter = continuation
-                    return true
+                if let taken {
+                    postSpaceIfOwed()
+                    return taken
                 }
-                if !wait { continuation.resume() }
+                await withCheckedContinuation { continuation in
+                    let wait = locked { () -> Bool in
+                        guard buffer.isEmpty, !closing, failure == nil else { return false }
+                        drainWaiter = continuation
+                        return true
+                    }
+                    if !wait { continuation.resume() }
+                }
             }
         }
-    }
 
-    private func fail(_ error: PeerMeshError) {
-        let post = locked { () -> Bool in
-            guard failure == nil else { return false }
-            failure = MCError(error)
-            let wasOpen = status == .open
-            if wasOpen { status = .error }
-            condition.broadcast()
-            return wasOpen
+        private func fail(_ error: PeerMeshError) {
+            let post = locked { () -> Bool in
+                guard failure == nil else { return false }
+                failure = MCError(error)
+                let wasOpen = status == .open
+                if wasOpen { status = .error }
+                condition.broadcast()
+                return wasOpen
+            }
+            if post { events.post(.errorOccurred) }
         }
-        if post { events.post(.errorOccurred) }
-    }
 
-    /// One `.hasSpaceAvailable` per write, when there is room (as Foundation's streams signal).
-    private func postSpaceIfOwed() {
-        let owed = locked { () -> Bool in
-            guard spaceArmed, status == .open, failure == nil, buffer.count < Self.capacity else { return false }
-            spaceArmed = false
-            return true
+        /// One `.hasSpaceAvailable` per write, when there is room (as Foundation's streams signal).
+        private func postSpaceIfOwed() {
+            let owed = locked { () -> Bool in
+                guard spaceArmed, status == .open, failure == nil, buffer.count < Self.capacity else { return false }
+                spaceArmed = false
+                return true
+            }
+            if owed { events.post(.hasSpaceAvailable) }
         }
-        if owed { events.post(.hasSpaceAvailable) }
-    }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return body()
+        func locked<T>(_ body: () -> T) -> T {
+            condition.lock()
+            defer { condition.unlock() }
+            return body()
+        }
     }
 }

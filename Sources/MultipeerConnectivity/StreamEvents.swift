@@ -56,9 +56,12 @@ final class StreamEvents: @unchecked Sendable {
         _ = released
     }
 
-    /// Queues `event` for the delegate.
+    /// Queues `event` for the delegate. An event already waiting is not queued twice: a stream read or written
+    /// from a thread without ever being scheduled must not collect one event per call.
     func post(_ event: Stream.Event) {
-        state.withLockedValue { $0.pending.append(event) }
+        state.withLockedValue { state in
+            if !state.pending.contains(event) { state.pending.append(event) }
+        }
         drainSoon()
     }
 

@@ -5,8 +5,8 @@ struct Unchecked<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-/// A weak reference that can cross to a task (the task must not keep a dropped stream alive).
+/// A weak reference kept under a lock (sessions, advertisers and assistants refer to each other without owning).
 struct UncheckedWeak<Object: AnyObject>: @unchecked Sendable {
     weak var object: Object?
-    init(_ object: Object) { self.object = object }
+    init(_ object: Object?) { self.object = object }
 }

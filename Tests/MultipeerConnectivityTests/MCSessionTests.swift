@@ -139,6 +139,55 @@ struct MCSessionTests {
         #expect(input.streamStatus == .closed)
     }
 
+    /// The reader drops the stream without closing it: the stream goes away and the writer is told, instead of
+    /// stalling on a window nobody will open again.
+    @Test func aDroppedInputStreamFailsTheWriter() async throws {
+        let p = try await Self.connectedPair()
+        let output = try p.a.startStream(withName: "ignored", toPeer: p.bob)
+        output.open()
+        #expect(await p.rb.waitFor("stream ignored from alice"))
+        p.rb.dropInput(named: "ignored")
+        // Fail-safe: a writer that is never stopped would block this test for ever; closing it ends the loop.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(20))
+            output.close()
+        }
+        defer { watchdog.cancel() }
+        let result: Int = await withCheckedContinuation { continuation in
+            Thread {
+                let chunk = [UInt8](repeating: 1, count: 8192)
+                var written = 0
+                while true {
+                    let count = chunk.withUnsafeBufferPointer { output.write($0.baseAddress!, maxLength: $0.count) }
+                    if count < 0 || written > 64 * 1024 * 1024 { break }
+                    written += count
+                }
+                continuation.resume(returning: written)
+            }.start()
+        }
+        #expect(result < 64 * 1024 * 1024, "the writer was stopped")
+        #expect(output.streamStatus == .error && (output.streamError as? MCError)?.code == .cancelled, "\(String(describing: output.streamError))")
+    }
+
+    /// MC apps call `connectPeer` on both sides in whatever order their out-of-band exchange gives: a connection
+    /// that arrives before the local call waits for it.
+    @Test func connectPeerWorksWhenTheDialerCallsFirst() async throws {
+        let alice = MCPeerID(displayName: "alice"), bob = MCPeerID(displayName: "bob")
+        let a = MCSession(peer: alice), b = MCSession(peer: bob)
+        let ra = Recorder(), rb = Recorder()
+        a.delegate = ra
+        b.delegate = rb
+        let fromAlice = try await a.nearbyConnectionData(forPeer: bob)
+        let fromBob = try await b.nearbyConnectionData(forPeer: alice)
+        let (dialer, dialerData, other, otherData, dialerLog, otherName) = alice.peerID < bob.peerID
+            ? (a, fromBob, b, fromAlice, ra, "bob") : (b, fromAlice, a, fromBob, rb, "alice")
+        dialer.connectPeer(other.myPeerID, withNearbyConnectionData: dialerData)
+        #expect(await dialerLog.waitFor("\(otherName) connecting"))
+        other.connectPeer(dialer.myPeerID, withNearbyConnectionData: otherData)
+        #expect(await ra.waitFor("bob connected"), "\(ra.lines)")
+        #expect(await rb.waitFor("alice connected"), "\(rb.lines)")
+    }
+
     @Test func aRejectedCertificateKeepsBothApart() async throws {
         let p = try await Self.pair(bobAcceptsCertificates: false)
         // Bob's delegate refuses Alice's certificate; whichever of the two dialed (the smaller key) hears at once

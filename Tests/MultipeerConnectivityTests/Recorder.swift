@@ -19,6 +19,9 @@ final class Recorder: NSObject, MCSessionDelegate, @unchecked Sendable {
 
     func note(_ line: String) { lock.withLock { recorded.append(line) } }
 
+    /// Forgets an input stream without opening or closing it, as a careless app would.
+    func dropInput(named name: String) { _ = lock.withLock { inputs.removeValue(forKey: name) } }
+
     /// The input stream a peer opened, once it arrived.
     func input(named name: String) -> InputStream? { lock.withLock { inputs[name] } }
 

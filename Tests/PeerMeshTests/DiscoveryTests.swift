@@ -114,7 +114,7 @@ struct DiscoveryTests {
         (["a=b": "x"], .invalidDiscoveryInfo),
         (["": "x"], .invalidDiscoveryInfo),
         (["k": String(repeating: "v", count: 254)], .invalidDiscoveryInfo),
-        (Dictionary(uniqueKeysWithValues: (0..<5).map { ("key\($0)", String(repeating: "v", count: 60)) }), .discoveryInfoTooLarge),
+        (Dictionary(uniqueKeysWithValues: (0..<7).map { ("key\($0)", String(repeating: "v", count: 60)) }), .discoveryInfoTooLarge),
     ]
 
     @Test(arguments: badInfo)
