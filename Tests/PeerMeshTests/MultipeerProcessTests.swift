@@ -90,36 +90,23 @@ struct MultipeerProcessTests {
         }
     }
 
-    @Test func aDeclinedInvitationLeavesBothApart() async throws {
+    /// Bob's app declines the invitation, or his certificate delegate rejects alice's: neither becomes a member.
+    @Test(arguments: [("--decline", "invitation from alice context= declined"), ("--reject-certificates", "certificate from alice rejected")])
+    func aRefusalLeavesBothApart(bobsOption: String, bobSays: String) async throws {
         try await Self.run { cluster, chats in
             let a = try await cluster.hosts.up("pmmd"), b = try await cluster.hosts.up("pmme")
             try await cluster.link(a, b)
             let type = Self.serviceTypes().lower
             let alice = try await Chat("alice", on: a, cluster: cluster, serviceType: type)
             chats.append(alice)
-            let bob = try await Chat("bob", on: b, cluster: cluster, serviceType: type, extra: ["--decline"])
+            let bob = try await Chat("bob", on: b, cluster: cluster, serviceType: type, extra: [bobsOption])
             chats.append(bob)
-            #expect(await bob.says("invitation from alice context= declined") != nil, "\(bob.child.output)")
+            #expect(await bob.says(bobSays) != nil, "\(bob.child.output)")
             #expect(await alice.says("state bob not connected") != nil, "\(alice.child.output)")
-            try alice.type("/peers")
-            #expect(await alice.says("peers ") == "peers ", "\(alice.child.output)")
-            #expect(!alice.child.lines.contains("state bob connected") && !bob.child.lines.contains("state alice connected"))
-        }
-    }
-
-    @Test func aRejectedCertificateKeepsThePeerOut() async throws {
-        try await Self.run { cluster, chats in
-            let a = try await cluster.hosts.up("pmmf"), b = try await cluster.hosts.up("pmmg")
-            try await cluster.link(a, b)
-            let type = Self.serviceTypes().lower
-            let alice = try await Chat("alice", on: a, cluster: cluster, serviceType: type)
-            chats.append(alice)
-            let bob = try await Chat("bob", on: b, cluster: cluster, serviceType: type, extra: ["--reject-certificates"])
-            chats.append(bob)
-            #expect(await bob.says("certificate from alice rejected") != nil, "\(bob.child.output)")
-            #expect(await alice.says("state bob not connected") != nil, "\(alice.child.output)")
-            try bob.type("/peers")
-            #expect(await bob.says("peers ") == "peers ", "\(bob.child.output)")
+            for chat in [alice, bob] {
+                try chat.type("/peers")
+                #expect(await chat.says("peers ") == "peers ", "\(chat.child.output)")
+            }
             #expect(!alice.child.lines.contains("state bob connected") && !bob.child.lines.contains("state alice connected"))
         }
     }
