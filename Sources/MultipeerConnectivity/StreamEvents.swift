@@ -50,8 +50,10 @@ final class StreamEvents: @unchecked Sendable {
     /// The stream was closed: the run loops no longer keep it alive (events already posted are still delivered).
     func closed() {
         let released = state.withLockedValue { state -> Unchecked<Stream>? in
+            // Events still waiting keep the stream alive; the drain that delivers them calls this again.
+            guard state.pending.isEmpty else { return nil }
             defer { state.retained = nil }
-            return state.pending.isEmpty ? state.retained : nil
+            return state.retained
         }
         _ = released
     }
