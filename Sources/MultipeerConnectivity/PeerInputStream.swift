@@ -41,17 +41,14 @@ final class PeerInputStream: InputStream {
 
     /// The stream's state and its pump from PeerMesh. The pump holds only this, never the `InputStream`, so an app
     /// that drops the stream frees it.
-    final class Core: @unchecked Sendable {
+    final class Core: StreamCore, @unchecked Sendable {
         private static let lowWater = 64 * 1024
 
         private let bytes: ByteStream
         private let events: StreamEvents
-        /// Guards everything below; readers wait on it for bytes.
-        private let condition = NSCondition()
-        fileprivate var status: Stream.Status = .notOpen
+        // Guarded by `condition`; readers wait on it for bytes.
         fileprivate var buffer: [UInt8] = []
         fileprivate var head = 0
-        fileprivate var failure: MCError?
         private var ended = false
         private var readArmed = true
         private var pumpWaiter: CheckedContinuation<Void, Never>?
@@ -62,12 +59,7 @@ final class PeerInputStream: InputStream {
         }
 
         func open() {
-            let opened = locked { () -> Bool in
-                guard status == .notOpen else { return false }
-                status = .open
-                return true
-            }
-            guard opened else { return }
+            guard markOpened() else { return }
             events.post(.openCompleted)
             Task { [self, bytes] in
                 var iterator = bytes.makeAsyncIterator()
@@ -77,7 +69,7 @@ final class PeerInputStream: InputStream {
                         append(chunk)
                     }
                 } catch {
-                    end(error as? PeerMeshError ?? PeerMeshError(.transferFailed, "The stream failed.", underlying: error))
+                    end(MCError(from: error))
                 }
             }
         }
@@ -151,9 +143,9 @@ final class PeerInputStream: InputStream {
             for event in toPost { events.post(event) }
         }
 
-        private func end(_ error: PeerMeshError?) {
+        private func end(_ error: MCError?) {
             let toPost = locked { () -> [Stream.Event] in
-                if let error { failure = MCError(error) } else { ended = true }
+                if let error { failure = error } else { ended = true }
                 condition.broadcast()
                 return pendingEventsLocked()
             }
@@ -177,12 +169,6 @@ final class PeerInputStream: InputStream {
                 return [.endEncountered]
             }
             return []
-        }
-
-        func locked<T>(_ body: () -> T) -> T {
-            condition.lock()
-            defer { condition.unlock() }
-            return body()
         }
     }
 }

@@ -46,18 +46,15 @@ final class PeerOutputStream: OutputStream {
 
     /// The stream's state and its sender to PeerMesh. The sender holds only this, never the `OutputStream`, so an
     /// app that drops the stream frees it (and the stream ends as if closed).
-    final class Core: @unchecked Sendable {
+    final class Core: StreamCore, @unchecked Sendable {
         static let capacity = 64 * 1024
 
         private let session: Session
         private let name: String
         private let peer: PeerID
         private let events: StreamEvents
-        /// Guards everything below; writers wait on it for room.
-        private let condition = NSCondition()
-        fileprivate var status: Stream.Status = .notOpen
+        // Guarded by `condition`; writers wait on it for room.
         fileprivate var buffer: [UInt8] = []
-        fileprivate var failure: MCError?
         private var closing = false
         private var spaceArmed = true
         private var drainWaiter: CheckedContinuation<Void, Never>?
@@ -70,12 +67,7 @@ final class PeerOutputStream: OutputStream {
         }
 
         func open() {
-            let opened = locked { () -> Bool in
-                guard status == .notOpen else { return false }
-                status = .open
-                return true
-            }
-            guard opened else { return }
+            guard markOpened() else { return }
             events.post(.openCompleted)
             postSpaceIfOwed()
             Task { [self] in
@@ -86,7 +78,7 @@ final class PeerOutputStream: OutputStream {
                     }
                     try await writer.finish()
                 } catch {
-                    fail(error as? PeerMeshError ?? PeerMeshError(.transferFailed, "The stream failed.", underlying: error))
+                    fail(MCError(from: error))
                 }
             }
         }
@@ -148,10 +140,10 @@ final class PeerOutputStream: OutputStream {
             }
         }
 
-        private func fail(_ error: PeerMeshError) {
+        private func fail(_ error: MCError) {
             let post = locked { () -> Bool in
                 guard failure == nil else { return false }
-                failure = MCError(error)
+                failure = error
                 let wasOpen = status == .open
                 if wasOpen { status = .error }
                 condition.broadcast()
@@ -168,12 +160,6 @@ final class PeerOutputStream: OutputStream {
                 return true
             }
             if owed { events.post(.hasSpaceAvailable) }
-        }
-
-        func locked<T>(_ body: () -> T) -> T {
-            condition.lock()
-            defer { condition.unlock() }
-            return body()
         }
     }
 }
