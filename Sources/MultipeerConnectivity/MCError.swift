@@ -95,6 +95,11 @@ extension MCError {
         self.init(code, message: error.message, peerMeshCode: error.code.name)
     }
 
+    /// `peer` is not a member of the session the call was made on.
+    static func notMember(_ peer: MCPeerID) -> MCError {
+        MCError(.notConnected, message: "\(peer.displayName) is not connected to this session.", peerMeshCode: PeerMeshError.Code.notConnected.name)
+    }
+
     /// `init(_:)` for an error whose type the compiler lost (a `catch` inside a task).
     init(from error: any Error) {
         if let error = error as? PeerMeshError {

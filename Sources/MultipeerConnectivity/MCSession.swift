@@ -95,7 +95,7 @@ open class MCSession: NSObject, @unchecked Sendable {
     /// `invalidParameter` for an empty list or a message over 16 MiB, and `unavailable` when 16 MiB are already
     /// queued (a reader is slow): wait and retry, or use `sendWithBackPressure`.
     open func send(_ data: Data, toPeers peerIDs: [MCPeerID], with mode: MCSessionSendDataMode) throws {
-        let item = try outgoingItem(data, peerIDs, mode, done: nil)
+        let item = try outgoingItem(data, peerIDs, mode)
         guard outgoing.offer(item) else {
             throw MCError(.unavailable, message: "\(Self.maximumQueuedBytes / 1_048_576) MiB of messages are still queued because a peer reads slowly; retry later or use sendWithBackPressure.")
         }
@@ -104,24 +104,19 @@ open class MCSession: NSObject, @unchecked Sendable {
     /// Linux only: `send`, but waits while the queue is full and returns once PeerMesh took the message (a reliable
     /// message is then delivered or reported through `session(_:didFailToDeliver:toPeer:error:)`).
     open func sendWithBackPressure(_ data: Data, toPeers peerIDs: [MCPeerID], with mode: MCSessionSendDataMode) async throws {
-        let result = NIOLockedValueBox<CheckedContinuation<PeerMeshError?, Never>?>(nil)
-        let item = try outgoingItem(data, peerIDs, mode) { error in
-            result.withLockedValue { continuation in
-                continuation?.resume(returning: error)
-                continuation = nil
-            }
-        }
+        let validated = try outgoingItem(data, peerIDs, mode)
+        let outgoing = self.outgoing
         let error: PeerMeshError? = await withCheckedContinuation { continuation in
-            result.withLockedValue { $0 = continuation }
-            Task {
+            var item = validated
+            item.done = { continuation.resume(returning: $0) }
+            Task { [item] in
                 if await !outgoing.offerWaiting(item) { item.done?(PeerMeshError(.sessionClosed, "The session was released.")) }
             }
         }
         if let error { throw MCError(error) }
     }
 
-    private func outgoingItem(_ data: Data, _ peerIDs: [MCPeerID], _ mode: MCSessionSendDataMode,
-                              done: (@Sendable (PeerMeshError?) -> Void)?) throws -> OutgoingQueue.Item {
+    private func outgoingItem(_ data: Data, _ peerIDs: [MCPeerID], _ mode: MCSessionSendDataMode) throws -> OutgoingQueue.Item {
         let backing = self.backing
         guard !peerIDs.isEmpty else { throw MCError(.invalidParameter, message: "send needs at least one peer.") }
         guard data.count <= backing.configuration.maximumMessageSize else {
@@ -129,16 +124,16 @@ open class MCSession: NSObject, @unchecked Sendable {
         }
         let members = Set(backing.connectedPeers)
         if let missing = peerIDs.first(where: { !members.contains($0.peerID) }) {
-            throw MCError(.notConnected, message: "\(missing.displayName) is not connected to this session.", peerMeshCode: PeerMeshError.Code.notConnected.name)
+            throw MCError.notMember(missing)
         }
-        return .init(session: backing, data: data, peers: peerIDs.map(\.peerID), mode: mode == .reliable ? .reliable : .unreliable, done: done)
+        return .init(session: backing, data: data, peers: peerIDs.map(\.peerID), mode: mode == .reliable ? .reliable : .unreliable)
     }
 
     /// One task hands queued messages to PeerMesh in order (PeerMesh suspends it while a peer's buffer is full).
     private func startSending() {
         let outgoing = self.outgoing
         Task { [weak self] in
-            while let item = await outgoing.next() {
+            for await item in outgoing.items {
                 var failure: PeerMeshError?
                 do { try await item.session.send(item.data, to: item.peers, mode: item.mode) } catch { failure = error as? PeerMeshError ?? PeerMeshError(.connectionFailed, "\(error)") }
                 outgoing.finished(item.data.count)
@@ -168,7 +163,7 @@ open class MCSession: NSObject, @unchecked Sendable {
             return nil
         }
         guard backing.connectedPeers.contains(peerID.peerID) else {
-            delegateQueue.async { handler.value?(MCError(.notConnected, message: "\(peerID.displayName) is not connected to this session.")) }
+            delegateQueue.async { handler.value?(MCError.notMember(peerID)) }
             return nil
         }
         let queue = delegateQueue
@@ -182,7 +177,7 @@ open class MCSession: NSObject, @unchecked Sendable {
     open func startStream(withName streamName: String, toPeer peerID: MCPeerID) throws -> OutputStream {
         let backing = self.backing
         guard backing.connectedPeers.contains(peerID.peerID) else {
-            throw MCError(.notConnected, message: "\(peerID.displayName) is not connected to this session.")
+            throw MCError.notMember(peerID)
         }
         guard !streamName.isEmpty, streamName.utf8.count <= FrameLimits.maximumTransferNameBytes else {
             throw MCError(.invalidParameter, message: "A stream name must be 1–\(FrameLimits.maximumTransferNameBytes) UTF-8 bytes.")

@@ -13,96 +13,71 @@ final class OutgoingQueue: Sendable {
         let data: Data
         let peers: [PeerID]
         let mode: SendMode
-        let done: (@Sendable (PeerMeshError?) -> Void)?
+        var done: (@Sendable (PeerMeshError?) -> Void)? = nil
     }
 
-    private struct State {
-        var items: [Item] = []
-        var head = 0
+    private struct Room {
         var bytes = 0
         var closed = false
-        var consumer: CheckedContinuation<Item?, Never>?
-        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
     let limit: Int
-    private let state = NIOLockedValueBox(State())
+    /// The items in order, for the one consumer.
+    let items: AsyncStream<Item>
+    private let continuation: AsyncStream<Item>.Continuation
+    private let room = NIOLockedValueBox(Room())
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int) {
+        self.limit = limit
+        (items, continuation) = AsyncStream.makeStream(of: Item.self)
+    }
 
     /// Queues `item` if it fits (one item always fits an empty queue); false when full or closed.
     func offer(_ item: Item) -> Bool {
-        let consumer = state.withLockedValue { state -> CheckedContinuation<Item?, Never>?? in
-            guard !state.closed, state.bytes == 0 || state.bytes + item.data.count <= limit else { return nil }
-            state.bytes += item.data.count
-            if let consumer = state.consumer {
-                state.consumer = nil
-                return .some(consumer)
-            }
-            state.items.append(item)
-            return .some(nil)
+        let fits = room.withLockedValue { room -> Bool in
+            guard !room.closed, room.bytes == 0 || room.bytes + item.data.count <= limit else { return false }
+            room.bytes += item.data.count
+            return true
         }
-        guard let consumer else { return false }
-        consumer?.resume(returning: item)
-        return true
+        if fits { continuation.yield(item) }
+        return fits
     }
 
     /// Waits until `item` fits, then queues it; false when the queue closed.
     func offerWaiting(_ item: Item) async -> Bool {
-        while true {
-            if offer(item) { return true }
-            let closed = state.withLockedValue { $0.closed }
-            if closed { return false }
-            await withCheckedContinuation { continuation in
-                let waitNow = state.withLockedValue { state -> Bool in
-                    guard !state.closed, state.bytes != 0, state.bytes + item.data.count > limit else { return false }
-                    state.roomWaiters.append(continuation)
+        while !offer(item) {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let waiting = room.withLockedValue { room -> Bool in
+                    guard !room.closed, room.bytes != 0, room.bytes + item.data.count > limit else { return false }
+                    room.waiters.append(waiter)
                     return true
                 }
-                if !waitNow { continuation.resume() }
+                if !waiting { waiter.resume() }
             }
+            if room.withLockedValue({ $0.closed }) { return false }
         }
-    }
-
-    /// The next item, in order; nil once closed.
-    func next() async -> Item? {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLockedValue { state -> Item?? in
-                if state.head < state.items.count {
-                    let item = state.items[state.head]
-                    state.head += 1
-                    if state.head == state.items.count {
-                        state.items.removeAll(keepingCapacity: true)
-                        state.head = 0
-                    }
-                    return .some(item)
-                }
-                if state.closed { return .some(nil) }
-                state.consumer = continuation
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
+        return true
     }
 
     /// The consumer finished with an item of `count` bytes: waiting senders may fit now.
     func finished(_ count: Int) {
-        let waiters = state.withLockedValue { state in
-            state.bytes -= count
-            defer { state.roomWaiters = [] }
-            return state.roomWaiters
+        let waiters = room.withLockedValue { room in
+            room.bytes -= count
+            defer { room.waiters = [] }
+            return room.waiters
         }
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Stops accepting items; the consumer gets nil once the queue is drained, waiting senders give up.
+    /// Stops accepting items; the consumer's sequence ends once drained, waiting senders give up.
     func close() {
-        let (consumer, waiters) = state.withLockedValue { state in
-            state.closed = true
-            defer { state.consumer = nil; state.roomWaiters = [] }
-            return (state.consumer, state.roomWaiters)
+        let waiters = room.withLockedValue { room in
+            room.closed = true
+            defer { room.waiters = [] }
+            return room.waiters
         }
-        consumer?.resume(returning: nil)
+        continuation.finish()
         for waiter in waiters { waiter.resume() }
     }
 }
