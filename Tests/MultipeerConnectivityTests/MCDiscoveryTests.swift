@@ -13,13 +13,8 @@ struct MCDiscoveryTests {
             lock.withLock { found.append(peerID) }
         }
         func browser(_ browser: MCNearbyServiceBrowser, lostPeer peerID: MCPeerID) {}
-        func sawPeer(_ peer: MCPeerID, within seconds: Double = 10) async -> Bool {
-            let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-            while ContinuousClock.now < deadline {
-                if lock.withLock({ found.contains(peer) }) { return true }
-                try? await Task.sleep(for: .milliseconds(10))
-            }
-            return false
+        func sawPeer(_ peer: MCPeerID) async -> Bool {
+            await eventually { lock.withLock { found.contains(peer) } }
         }
     }
 

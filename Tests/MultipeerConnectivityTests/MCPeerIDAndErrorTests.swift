@@ -1,6 +1,7 @@
 import Foundation
 @testable import MultipeerConnectivity
 import PeerMesh
+import PeerMeshTestSupport
 import Testing
 
 /// Peer IDs, errors and constants behave as MC's do (no network).
@@ -78,8 +79,7 @@ import Testing
         browser.delegate = watcher
         advertiser.startAdvertisingPeer()
         browser.startBrowsingForPeers()
-        let deadline = ContinuousClock.now + .seconds(5)
-        while watcher.lock.withLock({ watcher.errors.count }) < 2, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        #expect(await eventually(timeout: .seconds(5)) { watcher.lock.withLock { watcher.errors.count } == 2 })
         #expect(watcher.lock.withLock { watcher.errors } == [.invalidParameter, .invalidParameter])
         withExtendedLifetime(session) {}
     }

@@ -32,12 +32,7 @@ final class Recorder: NSObject, MCSessionDelegate, @unchecked Sendable {
 
     /// Waits at most `seconds` until the lines satisfy `condition`.
     func waitUntil(within seconds: Double = 15, _ condition: ([String]) -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            if condition(lines) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition(lines)
+        await eventually(timeout: .milliseconds(Int(seconds * 1000))) { condition(lines) }
     }
 
     func session(_ session: MCSession, peer peerID: MCPeerID, didChange state: MCSessionState) {

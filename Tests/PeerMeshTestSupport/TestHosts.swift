@@ -252,3 +252,13 @@ public final class TestHosts: @unchecked Sendable {
 
     public struct HostError: Error, CustomStringConvertible { public var message: String; public var description: String { message } }
 }
+
+/// Polls `condition` every few milliseconds until it holds or `timeout` passes.
+public func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return await condition()
+}

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import PeerMeshCore
+import PeerMeshTestSupport
 import Testing
 @testable import PeerMesh
 

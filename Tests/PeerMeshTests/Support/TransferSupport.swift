@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import PeerMeshTestSupport
 import Testing
 @testable import PeerMesh
 
@@ -103,12 +104,3 @@ extension TestPeer {
     }
 }
 
-/// Polls `condition` every few milliseconds until it holds or `timeout` passes.
-func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return await condition()
-}
