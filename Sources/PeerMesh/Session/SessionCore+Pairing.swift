@@ -10,18 +10,17 @@ extension SessionCore {
     /// Starts the pairing again with members that came back as a new process (new session keys) after a pairing
     /// had been asked for.
     func renewStalePairings() {
-        for (key, pairing) in pairings {
-            guard let peer = announced[key], let sessionKey = mesh.sessionKey(of: key), pairing.peerSessionKey != sessionKey else { continue }
-            startPairing(with: peer, peerSessionKey: sessionKey)
+        for key in Array(pairings.keys) {
+            if let peer = announced[key] { renewPairing(with: peer) }
         }
     }
 
     /// A pairing frame that opened on `peer`'s channel.
     func receivedPairing(_ frame: PairingFrame, from peer: PeerID) {
-        guard let sessionKey = mesh.sessionKey(of: peer.keyID) else { return }
-        if pairings[peer.keyID]?.peerSessionKey != sessionKey { startPairing(with: peer, peerSessionKey: sessionKey) }
+        renewPairing(with: peer)
+        guard pairings[peer.keyID] != nil else { return }
         do {
-            switch try pairings[peer.keyID]!.receive(frame) {
+            switch try pairings[peer.keyID]?.receive(frame) ?? .none {
             case .none:
                 break
             case .send(let reply):
@@ -38,15 +37,19 @@ extension SessionCore {
     /// is under way for its current keys.
     func security(of peer: PeerID) -> PeerSecurity? {
         guard announced[peer.keyID] != nil else { return nil }
-        if let sessionKey = mesh.sessionKey(of: peer.keyID), pairings[peer.keyID]?.peerSessionKey != sessionKey {
-            startPairing(with: peer, peerSessionKey: sessionKey)
-        }
+        renewPairing(with: peer)
         let link = memberLinks[peer]?.peer
         let pairing = pairings[peer.keyID]
         return PeerSecurity(
             link: link?.negotiation, linkCode: link?.verificationCode, endToEndCode: pairing?.code,
             endToEndEncrypted: pairing?.peerEncryption.map { $0 != .none && sessionEncryption != .none }
         )
+    }
+
+    /// Starts a pairing with `peer` unless one is under way for its current session key.
+    private func renewPairing(with peer: PeerID) {
+        guard let sessionKey = mesh.sessionKey(of: peer.keyID), pairings[peer.keyID]?.peerSessionKey != sessionKey else { return }
+        startPairing(with: peer, peerSessionKey: sessionKey)
     }
 
     private func startPairing(with peer: PeerID, peerSessionKey: [UInt8]) {

@@ -12,7 +12,6 @@ public struct MemberPairing: Sendable {
     private let peerKeyID: [UInt8]
     private let ownEncryption: EncryptionPreference
     private var peerCommitment: [UInt8]?
-    private var revealed = false
     /// The member's encryption preference, from its commitment.
     public private(set) var peerEncryption: EncryptionPreference?
     /// The code, once the member's nonce opened its commitment.
@@ -49,8 +48,7 @@ public struct MemberPairing: Sendable {
             guard peerCommitment == nil else { return .none }
             peerCommitment = frame.value
             peerEncryption = frame.encryption
-            guard !revealed else { return .none }
-            revealed = true
+            // The first commitment is the only one answered (above), so our nonce goes out exactly once.
             return .send(PairingFrame(step: .reveal, encryption: ownEncryption, value: own.nonce))
         case .reveal:
             guard code == nil else { return .none }
