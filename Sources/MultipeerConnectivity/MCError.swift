@@ -89,7 +89,7 @@ extension MCError {
         case .messageTooLarge, .contextTooLarge, .invalidServiceType, .invalidDiscoveryInfo, .discoveryInfoTooLarge,
              .reservedKey, .invalidDisplayName, .invalidConnectionData, .invalidConfiguration, .fileAccess: .invalidParameter
         case .daemonNotRunning, .discoveryDisconnected: .unavailable
-        case .unsupportedVersion, .unsupportedByPeer: .unsupported
+        case .unsupportedVersion: .unsupported
         default: .unknown
         }
         self.init(code, message: error.message, peerMeshCode: error.code.name)

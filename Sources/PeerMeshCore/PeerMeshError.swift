@@ -24,8 +24,6 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
         /// capabilities, the pairing commitment): the signed Hellos disagree about it, and the link was refused.
         /// Someone on this network is tampering with connections; do not retry over it.
         public static let negotiationTampered = Code("negotiationTampered")
-        /// The peer did not agree on a capability the operation needs (see `Capabilities`).
-        public static let unsupportedByPeer = Code("unsupportedByPeer")
         /// One side requires encryption and the other refuses it.
         public static let encryptionMismatch = Code("encryptionMismatch")
         /// The TLS handshake failed; PeerMesh never falls back to plaintext after that.

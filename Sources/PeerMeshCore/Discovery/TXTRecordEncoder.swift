@@ -31,8 +31,7 @@ public enum TXTRecordEncoder {
         var seen = Set<String>()
         var strings: [[UInt8]] = []
         var total = 0
-        let app = discoveryInfo.sorted(by: { $0.key < $1.key })
-        for (index, (key, value)) in (reserved.sorted(by: { $0.key < $1.key }) + app).enumerated() {
+        for (key, value) in reserved.sorted(by: { $0.key < $1.key }) + discoveryInfo.sorted(by: { $0.key < $1.key }) {
             try validate(key: key)
             // Keys are case-insensitive on the wire (§6.4): a second spelling would be dropped by readers.
             guard seen.insert(key.lowercased()).inserted else {
@@ -48,7 +47,8 @@ public enum TXTRecordEncoder {
                     message: "discovery info \"\(key)=…\" is \(bytes.count) bytes; key, '=' and value together must fit in \(maxStringBytes)"
                 )
             }
-            if index >= reserved.count { total += 1 + bytes.count }
+            // Only the app's entries count against its budget (reserved keys are exactly the `pm.` ones).
+            if !isReserved(key) { total += 1 + bytes.count }
             strings.append(bytes)
         }
         guard total <= maxRecordBytes else {
