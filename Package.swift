@@ -101,6 +101,12 @@ let package = Package(
             ],
             path: "Tests/PeerMeshRewriter"
         ),
+        // A pre-authentication flood (idle sockets, stalled preambles, slow TLS) for the hostile-LAN tests on test hosts.
+        .executableTarget(
+            name: "peermesh-flood",
+            dependencies: ["PeerMeshCore", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            path: "Tests/PeerMeshFlood"
+        ),
         // Test hosts (network namespaces) and child processes, shared by the test targets.
         .target(name: "PeerMeshTestSupport", path: "Tests/PeerMeshTestSupport"),
         .testTarget(name: "PeerMeshAvahiTests", dependencies: ["PeerMeshAvahi", "PeerMeshTestSupport", "peermesh-avahi-probe"]),
@@ -117,6 +123,7 @@ let package = Package(
                 "PeerMeshTestSupport",
                 "peermesh-meshpeer",
                 "peermesh-rewriter",
+                "peermesh-flood",
                 "mc-chat",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -62,6 +62,9 @@ struct BenchCommand: AsyncParsableCommand {
             configuration.listenHost = hosts.count == 1 ? hosts[0] : (hosts.contains { $0.contains(":") } ? "::" : "0.0.0.0")
             configuration.maximumPeers = 1024
             configuration.maximumPendingConnections = 256
+            configuration.maximumPendingConnectionsPerSource = 256
+            configuration.maximumPendingInvitations = 256
+            configuration.maximumPendingInvitationsPerSource = 256
             configuration.linksDirectlyWhenReachable = directLinks
             configuration.receivingDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-\(getpid())")
             defer { try? FileManager.default.removeItem(at: configuration.receivingDirectory) }

@@ -27,6 +27,9 @@ struct RosterBench {
         configuration.listenHost = "127.0.0.1"
         configuration.maximumPeers = 1024
         configuration.maximumPendingConnections = 256
+        configuration.maximumPendingConnectionsPerSource = 256
+        configuration.maximumPendingInvitations = 256
+        configuration.maximumPendingInvitationsPerSource = 256
         configuration.linksDirectlyWhenReachable = directLinks
         configuration.receivingDirectory = dir.appendingPathComponent("received")
         let session = try Session(identity: try Identity.generate(displayName: "member-0"), encryption: encryption.preference,

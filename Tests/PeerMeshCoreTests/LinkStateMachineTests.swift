@@ -249,6 +249,29 @@ struct LinkStateMachineTests {
         #expect(actions == [.close(reason: PeerMeshError(.invitationTimedOut, "The peer did not finish the handshake in time; the link was closed."))])
     }
 
+    @Test func anAcceptorGivesEachHandshakeStepItsOwnShortDeadline() {
+        let start = NIODeadline.uptimeNanoseconds(0)
+        var configuration = LinkPair.configuration
+        configuration.handshakeTimeout = .seconds(30)
+        func acceptor() -> LinkStateMachine {
+            var machine = LinkStateMachine.acceptor(identity: Fixtures.identity("a"), configuration: configuration,
+                                                    nonce: Fixtures.bytes(32), pairingNonce: Fixtures.bytes(32, 3), now: start)
+            _ = machine.start(now: start)
+            return machine
+        }
+        // Silent: closed at the preamble deadline, long before the whole handshake's.
+        var silent = acceptor()
+        #expect(silent.tick(now: start + configuration.preambleTimeout - .milliseconds(1)).isEmpty)
+        #expect(silent.tick(now: start + configuration.preambleTimeout).contains { if case .close = $0 { true } else { false } })
+        // A preamble, then nothing (no TLS): the next step's deadline counts from the preamble.
+        var stalled = acceptor()
+        let preambleAt = start + .seconds(2)
+        let peer = Preamble(encryption: .required, nonce: Fixtures.bytes(32, 7), commitment: Fixtures.bytes(32, 8))
+        #expect(stalled.preambleReceived(.success(peer), now: preambleAt).contains(.startTLS(.acceptor)))
+        #expect(stalled.tick(now: preambleAt + configuration.handshakeStepTimeout - .milliseconds(1)).isEmpty)
+        #expect(stalled.tick(now: preambleAt + configuration.handshakeStepTimeout).contains { if case .close = $0 { true } else { false } })
+    }
+
     @Test(arguments: [(EncryptionPreference.required, EncryptionPreference.none), (.none, .required)])
     func encryptionMismatchClosesBothSides(c: EncryptionPreference, a: EncryptionPreference) {
         var pair = LinkPair(connectorEncryption: c, acceptorEncryption: a)

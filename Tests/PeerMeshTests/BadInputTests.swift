@@ -66,7 +66,7 @@ struct BadInputTests {
         let member = try TestPeer("member")
         try await member.connect(to: host)
         let port = try #require(await host.session.listeningPort)
-        // 8 clients that send nothing: at most 4 are kept, the rest are closed at once.
+        // 8 clients that send nothing: at most 4 are kept (the oldest make room for the newest), the rest are closed at once.
         let replies = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
             for _ in 0..<8 { group.addTask { try await RawClient.exchange(port: port, chunks: [], timeout: .seconds(1)) } }
             return try await group.reduce(into: []) { $0.append($1) }

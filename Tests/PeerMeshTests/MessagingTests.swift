@@ -135,7 +135,11 @@ struct MessagingTests {
     @Test func sixtyFourMemberSessionWorks() async throws {
         let host = try TestPeer("host") {
             $0.maximumPeers = 64
+            // 63 joiners on one address (loopback), all at once.
             $0.maximumPendingConnections = 64
+            $0.maximumPendingConnectionsPerSource = 64
+            $0.maximumPendingInvitations = 64
+            $0.maximumPendingInvitationsPerSource = 64
         }
         let joiners = try (1..<64).map { try TestPeer("joiner-\($0)") }
         let data = try await host.connectionData()

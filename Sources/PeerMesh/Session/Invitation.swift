@@ -15,6 +15,7 @@ public final class Invitation: Sendable, CustomStringConvertible {
     public let verificationCode: String
     private let deadline: NIODeadline
     private let answered = NIOLockedValueBox(false)
+    private let withdrawn = NIOLockedValueBox(false)
     private let respond: @Sendable (LinkStateMachine.InvitationDecision) -> Void
 
     init(peer: PeerID, context: Data, certificate: PeerCertificate, verificationCode: String, deadline: NIODeadline,
@@ -28,7 +29,13 @@ public final class Invitation: Sendable, CustomStringConvertible {
     }
 
     /// Whether the invitation can no longer be answered.
-    public var isExpired: Bool { NIODeadline.now() >= deadline || answered.withLockedValue { $0 } }
+    public var isExpired: Bool {
+        NIODeadline.now() >= deadline || answered.withLockedValue { $0 } || withdrawn.withLockedValue { $0 }
+    }
+
+    /// The inviter's connection closed (it gave up, or a newer invitation from it replaced this one): answering
+    /// now would admit nobody.
+    func withdraw() { withdrawn.withLockedValue { $0 = true } }
 
     /// Admits the peer into the session (subject to our certificate handler); it becomes `.connected`.
     public func accept() throws(PeerMeshError) { try answer(.accept) }
@@ -45,6 +52,9 @@ public final class Invitation: Sendable, CustomStringConvertible {
             return !done
         }
         guard first else { throw PeerMeshError(.invitationExpired, "This invitation was already answered.") }
+        guard !withdrawn.withLockedValue({ $0 }) else {
+            throw PeerMeshError(.invitationExpired, "\(peer) withdrew this invitation (its connection closed, or it invited again); nobody was admitted.")
+        }
         guard NIODeadline.now() < deadline else {
             throw PeerMeshError(.invitationExpired, "The invitation from \(peer) expired before it was answered; ask the peer to invite again.")
         }

@@ -18,10 +18,25 @@ extension Session {
         public var livenessTimeout: Duration = .seconds(10)
         /// An accepted connection must finish its handshake and deliver its invitation within this time.
         public var handshakeTimeout: Duration = .seconds(10)
+        /// An accepted connection must send its preamble within this time.
+        public var preambleTimeout: Duration = .seconds(3)
+        /// An accepted connection must finish each later step of its handshake (TLS, Hello, invitation) within this
+        /// time, so a stalled one gives its slot back early.
+        public var handshakeStepTimeout: Duration = .seconds(5)
         /// The longest an invitation may wait for an answer, whatever the inviter asked for.
         public var maximumInvitationTimeout: Duration = .seconds(300)
-        /// Most incoming connections still in their handshake; more are closed at once.
-        public var maximumPendingConnections = 32
+        /// Most incoming connections in their handshake at once. When full, a new one still gets a slot: the oldest
+        /// connection of the source (IPv4 address, IPv6 /64) holding the most slots is closed, so one source's flood
+        /// only ever displaces its own connections.
+        public var maximumPendingConnections = 64
+        /// Most incoming connections in their handshake from one source; its oldest makes room for its newest.
+        /// Raise it where many genuine peers share one address (behind NAT, or tests on loopback).
+        public var maximumPendingConnectionsPerSource = 8
+        /// Most invitations waiting for the app's answer at once (the rest evict as handshakes do); each peer has
+        /// at most one: a new invitation from it replaces its older one.
+        public var maximumPendingInvitations = 16
+        /// Most invitations waiting for an answer from one source.
+        public var maximumPendingInvitationsPerSource = 4
         /// How long the admission handler has to answer about a member others introduced before it counts as a
         /// refusal (and how long a pairing for it may take before it starts again).
         public var admissionTimeout: Duration = .seconds(120)
@@ -83,7 +98,10 @@ extension Session {
             try check(outboundBufferLimit >= 64 * 1024, "outboundBufferLimit must be at least 64 KiB.")
             try check(livenessTimeout >= .milliseconds(100), "livenessTimeout must be at least 100 ms.")
             try check(handshakeTimeout > .zero && maximumInvitationTimeout > .zero, "Timeouts must be positive.")
-            try check(maximumPendingConnections >= 1, "maximumPendingConnections must be at least 1.")
+            try check(maximumPendingConnections >= 1 && maximumPendingConnectionsPerSource >= 1
+                      && maximumPendingInvitations >= 1 && maximumPendingInvitationsPerSource >= 1,
+                      "The pending-connection and pending-invitation limits must be at least 1.")
+            try check(preambleTimeout > .zero && handshakeStepTimeout > .zero, "Timeouts must be positive.")
             try check(admissionTimeout > .zero, "admissionTimeout must be positive.")
             try check(maximumOpenAdmissionsPerNeighbor >= 1 && maximumOpenAdmissions >= maximumOpenAdmissionsPerNeighbor,
                       "maximumOpenAdmissionsPerNeighbor must be at least 1 and maximumOpenAdmissions at least that.")
@@ -98,7 +116,8 @@ extension Session {
             LinkConfiguration(
                 encryption: .required, limits: frameLimits, maximumMessageSize: maximumMessageSize,
                 heartbeatInterval: TimeAmount(livenessTimeout) / 4, livenessTimeout: TimeAmount(livenessTimeout),
-                handshakeTimeout: TimeAmount(handshakeTimeout), maximumInvitationTimeout: TimeAmount(maximumInvitationTimeout)
+                handshakeTimeout: TimeAmount(handshakeTimeout), maximumInvitationTimeout: TimeAmount(maximumInvitationTimeout),
+                preambleTimeout: TimeAmount(preambleTimeout), handshakeStepTimeout: TimeAmount(handshakeStepTimeout)
             )
         }
 

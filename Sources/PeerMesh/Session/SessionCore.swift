@@ -60,6 +60,16 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     var awaitingRecord: Set<[UInt8]> = []
     /// Members others introduced, and where their admission stands (SessionCore+Admission.swift).
     var admissions: MemberAdmissions
+    /// Slots for incoming connections in their handshake, and for those holding an unanswered invitation (with the
+    /// peer each invitation is from: one each).
+    private var handshakes: ConnectionBudget<ObjectIdentifier>
+    private var heldInvitations: ConnectionBudget<ObjectIdentifier>
+    private var invitationByPeer: [[UInt8]: ObjectIdentifier] = [:]
+    /// The invitations given to the app and not answered yet, by link: withdrawn when their link ends first.
+    private var openInvitations: [ObjectIdentifier: Invitation] = [:]
+    private var sources: [ObjectIdentifier: [UInt8]] = [:]
+    /// Incoming connections we closed to make room: their end is ours, not a failure to report.
+    private var evicted: Set<ObjectIdentifier> = []
     var sessionEncryption: EncryptionPreference { encryption }
     var localIdentity: LocalIdentity { identity.local }
     var sessionConfiguration: Session.Configuration { configuration }
@@ -76,6 +86,10 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         self.roster = roster
         self.certificateHandler = certificateHandler
         self.admissionHandler = admissionHandler
+        self.handshakes = ConnectionBudget(limits: .init(total: configuration.maximumPendingConnections,
+                                                         perSource: configuration.maximumPendingConnectionsPerSource))
+        self.heldInvitations = ConnectionBudget(limits: .init(total: configuration.maximumPendingInvitations,
+                                                              perSource: configuration.maximumPendingInvitationsPerSource))
         self.admissions = MemberAdmissions(limits: .init(perIntroducer: configuration.maximumOpenAdmissionsPerNeighbor,
                                                          total: configuration.maximumOpenAdmissions))
         self.mesh = MeshRoster(me: identity.peerID, initialVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12)
@@ -194,9 +208,9 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
 
     @discardableResult
     private func configure(_ channel: Channel, role: LinkRole, expectedPeer: PeerID?, invitation: Frame.Invitation?) throws -> LinkHandler {
-        if role == .acceptor, isClosed || links.count - members.count >= configuration.maximumPendingConnections {
+        if role == .acceptor, isClosed {
             channel.close(promise: nil)
-            throw PeerMeshError(.connectionFailed, "Too many connections in their handshake; refused one.")
+            throw Self.closedError
         }
         var linkConfiguration = configuration.link
         linkConfiguration.encryption = encryption
@@ -217,8 +231,31 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             ByteToMessageHandler(FrameDecoder(limits: configuration.frameLimits)),
             link,
         ])
-        links[ObjectIdentifier(link)] = link
+        let id = ObjectIdentifier(link)
+        links[id] = link
+        if role == .acceptor {
+            let source = channel.remoteAddress?.addressBytes ?? []
+            sources[id] = source
+            evict(handshakes.admit(id, address: source))
+        }
         return link
+    }
+
+    /// Closes incoming connections a budget displaced.
+    private func evict(_ ids: [ObjectIdentifier]) {
+        for id in ids {
+            guard let link = links[id] else { continue }
+            evicted.insert(id)
+            link.leave()
+        }
+    }
+
+    /// An incoming connection's handshake ended (it holds an invitation now, is a member, or closed).
+    private func releaseSlots(of id: ObjectIdentifier) {
+        openInvitations.removeValue(forKey: id)?.withdraw()
+        handshakes.release(id)
+        heldInvitations.release(id)
+        if let peer = links[id]?.peer?.peerID.keyID, invitationByPeer[peer] == id { invitationByPeer[peer] = nil }
     }
 
     private var waterMark: ChannelOptions.Types.WriteBufferWaterMark {
@@ -284,6 +321,15 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     }
 
     func link(_ link: LinkHandler, receivedInvitationFrom peer: VerifiedPeer, context: [UInt8], deadline: NIODeadline) {
+        // The handshake is done; waiting for the app takes a slot of its own, one per peer.
+        let id = ObjectIdentifier(link)
+        handshakes.release(id)
+        if let older = invitationByPeer[peer.peerID.keyID], older != id, let superseded = links[older] {
+            heldInvitations.release(older)
+            superseded.invitationDecision(.decline)
+        }
+        invitationByPeer[peer.peerID.keyID] = id
+        evict(heldInvitations.admit(id, address: sources[id] ?? []))
         if isFull {
             link.invitationDecision(.sessionFull)
             return
@@ -301,6 +347,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             verificationCode: peer.verificationCode, deadline: deadline
         ) { [self] decision in
             loop.execute {
+                self.openInvitations[id] = nil
                 if case .accept = decision {
                     if self.isFull {
                         box.value.invitationDecision(.sessionFull)
@@ -312,6 +359,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
                 box.value.invitationDecision(decision)
             }
         }
+        openInvitations[id] = invitation
         emit(.invitation(invitation))
     }
 
@@ -326,6 +374,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             previous.leave()
         }
         members[peer] = link
+        releaseSlots(of: ObjectIdentifier(link))
         admissions.linked(peer.keyID)
         announcedIncoming.remove(ObjectIdentifier(link))
         link.setAutoRead(reading)
@@ -345,6 +394,9 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
 
     func link(_ link: LinkHandler, closedWith reason: PeerMeshError?) {
         let id = ObjectIdentifier(link)
+        releaseSlots(of: id)
+        sources[id] = nil
+        let wasEvicted = evicted.remove(id) != nil
         links[id] = nil
         let wasAnnounced = announcedIncoming.remove(id) != nil
         if let pending = outgoing.removeValue(forKey: id) {
@@ -356,8 +408,10 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             directLinksChanged(newLink: nil, lostPeer: peer, reason: reason)
         } else if wasAnnounced, let peer = link.peer?.peerID, announced[peer.keyID] == nil {
             emit(.peerChanged(peer, .notConnected(reason: reason)))
-        } else if let reason, reason.code != .invitationDeclined {
-            // Our own decline is the app's decision, not a failure worth reporting back to it.
+        } else if let reason, reason.code != .invitationDeclined, !wasEvicted,
+                  link.peer != nil || reason.code != .invitationTimedOut {
+            // Our own decline is the app's decision, not a failure worth reporting back to it; nor is a connection
+            // we displaced, or one that never said who it is and went silent (under a flood, thousands a minute).
             emit(.incomingConnectionFailed(peer: link.peer?.peerID, reason))
         }
     }

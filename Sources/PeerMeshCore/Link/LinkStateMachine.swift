@@ -16,6 +16,11 @@ public struct LinkConfiguration: Sendable {
     public var handshakeTimeout: TimeAmount
     /// The cap on how long any invitation may wait for an answer.
     public var maximumInvitationTimeout: TimeAmount
+    /// How long an accepted connection may stay silent before its preamble arrives.
+    public var preambleTimeout: TimeAmount
+    /// How long an accepted connection may take for each later step of its handshake (TLS, Hello, invitation), so a
+    /// stalled one gives its slot back long before `handshakeTimeout`.
+    public var handshakeStepTimeout: TimeAmount
     /// The frame families we offer (the link agrees on the intersection with the peer's offer).
     public var capabilities: Capabilities
 
@@ -23,8 +28,11 @@ public struct LinkConfiguration: Sendable {
     public init(
         encryption: EncryptionPreference, limits: FrameLimits, maximumMessageSize: Int,
         heartbeatInterval: TimeAmount, livenessTimeout: TimeAmount, handshakeTimeout: TimeAmount,
-        maximumInvitationTimeout: TimeAmount, capabilities: Capabilities = .all
+        maximumInvitationTimeout: TimeAmount, capabilities: Capabilities = .all,
+        preambleTimeout: TimeAmount = .seconds(3), handshakeStepTimeout: TimeAmount = .seconds(5)
     ) {
+        self.preambleTimeout = preambleTimeout
+        self.handshakeStepTimeout = handshakeStepTimeout
         self.capabilities = capabilities
         self.encryption = encryption
         self.limits = limits
@@ -97,6 +105,8 @@ public struct LinkStateMachine: Sendable {
     private let invitation: Frame.Invitation?
     private var state: State = .idle
     private var deadline: NIODeadline
+    /// An acceptor's deadline for the current handshake step (nil once the invitation arrived, and for connectors).
+    private var stepDeadline: NIODeadline?
     private var lastReceived: NIODeadline
     private var isReadingPaused = false
     private var heartbeatInterval: TimeAmount
@@ -170,6 +180,7 @@ public struct LinkStateMachine: Sendable {
         guard case .idle = state else { return [] }
         state = .awaitingPreamble
         lastSent = now
+        nextStep(now + configuration.preambleTimeout)
         return [.sendPreamble(ownPreamble)]
     }
 
@@ -187,6 +198,7 @@ public struct LinkStateMachine: Sendable {
         case .failure(let error): return fail(error, tellPeer: false)
         case .success(let negotiation): handshake = Handshake(negotiation: negotiation, peerCommitment: preamble.commitment)
         }
+        nextStep(now + configuration.handshakeStepTimeout)
         switch handshake.negotiation.security {
         case .tls:
             state = .negotiatingTLS(handshake)
@@ -227,7 +239,13 @@ public struct LinkStateMachine: Sendable {
             return fail(PeerMeshError(.tlsHandshakeFailed, "The peer presented no usable TLS certificate."), tellPeer: false)
         }
         state = .awaitingHello(handshake, tlsKey: peerPublicKeyDER)
+        nextStep(now + configuration.handshakeStepTimeout)
         return sendHello(handshake.negotiation, now: now)
+    }
+
+    /// Starts an acceptor's next handshake step, due at `due`.
+    private mutating func nextStep(_ due: NIODeadline) {
+        if role == .acceptor { stepDeadline = due }
     }
 
     /// A frame arrived from the peer.
@@ -259,11 +277,13 @@ public struct LinkStateMachine: Sendable {
                 return [.askCertificate(verified)]
             case .acceptor:
                 state = .awaitingInvitation(verified)
+                nextStep(now + configuration.handshakeStepTimeout)
                 return []
             }
         case (.invitation(let invitation), .awaitingInvitation(let peer)):
             let asked = TimeAmount.milliseconds(Int64(invitation.timeoutMilliseconds))
             deadline = now + min(asked, configuration.maximumInvitationTimeout)
+            stepDeadline = nil
             state = .awaitingAppDecision(peer)
             return [.deliverInvitation(peer, context: invitation.context, deadline: deadline)]
         case (.invitationResponse(let response), .awaitingResponse(let peer)):
@@ -404,7 +424,7 @@ public struct LinkStateMachine: Sendable {
                 .close(reason: PeerMeshError(.invitationTimedOut, "The invitation expired before the app answered it.")),
             ]
         default:
-            guard now >= deadline else { return [] }
+            guard now >= min(deadline, stepDeadline ?? deadline) else { return [] }
             let what = role == .connector ? "The invitation was not answered in time" : "The peer did not finish the handshake in time"
             return fail(PeerMeshError(.invitationTimedOut, "\(what); the link was closed."), tellPeer: true)
         }

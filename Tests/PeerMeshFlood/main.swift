@@ -1,0 +1,136 @@
+// peermesh-flood: a pre-authentication flood against a PeerMesh listener, for the hostile-LAN tests on test hosts
+// (Tests/PeerMeshTests/HostileLANTests.swift). It holds open, for a bounded time:
+//
+//   --idle N       connections that send nothing;
+//   --stalled N    connections that send a valid preamble, then nothing (never start TLS);
+//   --slow-tls N   connections that send a valid preamble and the start of a TLS record, then one byte a second;
+//
+// each reopened 1 s after the listener closes it, so the pressure stays on for `--seconds S`. Then it closes
+// everything, prints one JSON line with what it saw, and exits 0.
+//
+//   peermesh-flood --target HOST:PORT [--idle N] [--stalled N] [--slow-tls N] --seconds S
+import Foundation
+import NIOCore
+import NIOPosix
+import PeerMeshCore
+import Synchronization
+
+/// What one kind of connection does once it is open.
+enum Behaviour: String, CaseIterable {
+    case idle, stalled, slowTLS = "slow-tls"
+
+    /// The bytes sent at once.
+    var opening: [UInt8] {
+        guard self != .idle else { return [] }
+        var buffer = ByteBuffer()
+        Preamble(encryption: .required, nonce: (0..<32).map { _ in .random(in: 0...255) }, commitment: (0..<32).map { _ in .random(in: 0...255) })
+            .write(into: &buffer)
+        var bytes = Array(buffer.readableBytesView)
+        // A TLS handshake record header announcing 512 bytes that will come very slowly.
+        if self == .slowTLS { bytes += [0x16, 0x03, 0x01, 0x02, 0x00] }
+        return bytes
+    }
+}
+
+final class Counters: Sendable {
+    private let state = Mutex<(opened: Int, closedByListener: Int, failed: Int)>((0, 0, 0))
+    func opened() { state.withLock { $0.opened += 1 } }
+    func closed() { state.withLock { $0.closedByListener += 1 } }
+    func failed() { state.withLock { $0.failed += 1 } }
+    var json: String { state.withLock { "{\"event\":\"flood-done\",\"opened\":\($0.opened),\"closed_by_listener\":\($0.closedByListener),\"failed\":\($0.failed)}" } }
+}
+
+/// Completes its promise when the listener closes the connection.
+final class CloseWatcher: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    let closed: EventLoopPromise<Void>
+    init(closed: EventLoopPromise<Void>) { self.closed = closed }
+    func channelInactive(context: ChannelHandlerContext) { closed.succeed() }
+    func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
+}
+
+/// Keeps one connection of `behaviour` open until `deadline`, reopening it 1 s after each close.
+func hold(_ behaviour: Behaviour, target: SocketAddress, until deadline: ContinuousClock.Instant, counters: Counters,
+          group: MultiThreadedEventLoopGroup) async {
+    while ContinuousClock.now < deadline {
+        let loop = group.next()
+        let closed = loop.makePromise(of: Void.self)
+        var opened: Channel?
+        do {
+            let channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(.seconds(2))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(CloseWatcher(closed: closed)) }
+                }
+                .connect(to: target).get()
+            opened = channel
+            counters.opened()
+            let opening = behaviour.opening
+            if !opening.isEmpty { try await channel.writeAndFlush(ByteBuffer(bytes: opening)).get() }
+            // Trickle for slow TLS; otherwise just wait for the close or the end.
+            while ContinuousClock.now < deadline {
+                let tick = loop.scheduleTask(in: .seconds(1)) {}
+                let closedNow = try? await closed.futureResult.or(tick.futureResult).get()
+                tick.cancel()
+                if closedNow == true { break }
+                if behaviour == .slowTLS { _ = try? await channel.writeAndFlush(ByteBuffer(bytes: [0])).get() }
+            }
+            if ContinuousClock.now < deadline {
+                counters.closed()
+            } else {
+                try? await channel.close().get()
+                return
+            }
+        } catch {
+            counters.failed()
+            // The watcher completes `closed` once a channel exists; otherwise nothing will.
+            if let opened { opened.close(promise: nil) } else { closed.succeed() }
+        }
+        try? await Task.sleep(for: .seconds(1))
+    }
+}
+
+extension EventLoopFuture where Value == Void {
+    /// True when `self` completes first, false when `other` does.
+    func or(_ other: EventLoopFuture<Void>) -> EventLoopFuture<Bool> {
+        let promise = eventLoop.makePromise(of: Bool.self)
+        let done = Mutex(false)
+        func finish(_ first: Bool) {
+            if done.withLock({ done in defer { done = true }; return !done }) { promise.succeed(first) }
+        }
+        whenComplete { _ in finish(true) }
+        other.whenComplete { _ in finish(false) }
+        return promise.futureResult
+    }
+}
+
+var arguments: [String: String] = [:]
+var remaining = CommandLine.arguments.dropFirst()
+while let word = remaining.popFirst() {
+    guard word.hasPrefix("--"), let value = remaining.popFirst() else { break }
+    arguments[String(word.dropFirst(2))] = value
+}
+guard let target = arguments["target"], let colon = target.lastIndex(of: ":"), let port = Int(target[target.index(after: colon)...]),
+      let seconds = Double(arguments["seconds"] ?? ""), seconds > 0, seconds <= 600,
+      let address = try? SocketAddress(ipAddress: String(target[..<colon]), port: port) else {
+    FileHandle.standardError.write(Data("usage: peermesh-flood --target HOST:PORT [--idle N] [--stalled N] [--slow-tls N] --seconds S\n".utf8))
+    exit(2)
+}
+// Hundreds of sockets at once: lift the soft descriptor limit to the hard one.
+var limit = rlimit()
+getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+limit.rlim_cur = limit.rlim_max
+setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+
+let counters = Counters()
+let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+let group = MultiThreadedEventLoopGroup.singleton
+await withTaskGroup(of: Void.self) { tasks in
+    for behaviour in Behaviour.allCases {
+        let count = min(Int(arguments[behaviour.rawValue] ?? "0") ?? 0, 2000)
+        for _ in 0..<count {
+            tasks.addTask { await hold(behaviour, target: address, until: deadline, counters: counters, group: group) }
+        }
+    }
+}
+print(counters.json)
