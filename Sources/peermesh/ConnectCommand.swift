@@ -45,7 +45,7 @@ struct ConnectCommand: AsyncParsableCommand {
             for file in files {
                 let url = URL(fileURLWithPath: file)
                 try await mesh.sendResource(at: url, name: url.lastPathComponent, to: peer)
-                writeLine("sent \(url.lastPathComponent)")
+                writeLine("sent \(TerminalText.escaped(url.lastPathComponent))")
             }
             if !stay {
                 await mesh.disconnect()

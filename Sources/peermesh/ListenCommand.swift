@@ -32,7 +32,7 @@ struct ListenCommand: AsyncParsableCommand {
         let identity = try session.loadIdentity()
         let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: host, port: port))
         let code = try await mesh.connectionData().encoded
-        writeLine("listening as \(identity.peerID) — connection code:")
+        writeLine("listening as \(TerminalText.escaped(identity.peerID.description)) — connection code:")
         writeLine(code)
         if let connectionDataFile {
             try Data((code + "\n").utf8).write(to: URL(fileURLWithPath: connectionDataFile), options: .atomic)

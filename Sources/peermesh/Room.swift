@@ -315,7 +315,7 @@ final class Room: Sendable {
             case .peerChanged(let peer, .notConnected(let reason)):
                 var fields = RoomOutput.fields(peer)
                 if let reason, reason.code != .peerDisconnected { fields["reason"] = reason.message }
-                output.event("left", fields, human: "\(peer.displayName) left" + (fields["reason"].map { " (\($0))" } ?? ""))
+                output.event("left", fields, human: "\(peer.displayName) left\(fields["reason"].map { " (\($0))" } ?? "")")
             case .peerChanged:
                 break
             case .received(let data, let peer):
@@ -323,7 +323,7 @@ final class Room: Sendable {
                 switch message.kind {
                 case .chat:
                     output.event("message", RoomOutput.fields(peer).merging(["text": message.text ?? ""]) { $1 },
-                                 human: "\(peer.displayName): \(message.text ?? "")")
+                                 human: "\(peer.displayName): \(message: message.text ?? "")")
                     if !message.id.isEmpty { try? await session.send(RoomMessage.ack(message.id).encoded, to: [peer]) }
                 case .ack:
                     ackSink.yield((message.id, peer))

@@ -167,7 +167,7 @@ struct BrowseCommand: AsyncParsableCommand {
 /// through us, announce it, and stay until the person leaves.
 func stayInRoom(
     _ room: String, session options: SessionOptions, options roomOptions: RoomOptions, accept: AcceptPolicy,
-    enter: (String, Session, RoomOutput) async throws -> (event: String, fields: [String: String], human: String)
+    enter: (String, Session, RoomOutput) async throws -> (event: String, fields: [String: String], human: TerminalLine)
 ) async throws {
     let name = try RoomKeys.validate(room)
     let output = RoomOutput(json: roomOptions.json)

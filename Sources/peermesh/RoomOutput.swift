@@ -2,10 +2,13 @@ import Foundation
 import PeerMesh
 
 /// Prints what happens in a room: one human line per event, or one JSON object per line with `--json`.
+///
+/// Human lines always start with `[HH:MM:SS] ` and their values are escaped (`TerminalLine`); JSON carries the
+/// exact text, escaped only as JSON escapes it.
 struct RoomOutput: Sendable {
     let json: Bool
 
-    func event(_ name: String, _ fields: [String: String] = [:], human: String) {
+    func event(_ name: String, _ fields: [String: String] = [:], human: TerminalLine) {
         if json {
             var object = fields
             object["event"] = name
@@ -13,10 +16,11 @@ struct RoomOutput: Sendable {
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             writeLine(String(decoding: data, as: UTF8.self))
         } else {
-            writeLine("[\(Self.clock())] \(human)")
+            writeLine("[\(Self.clock())] \(human.text)")
         }
     }
 
+    /// An error: one escaped line on standard error (and a JSON `error` event with `--json`).
     func error(_ message: String) {
         if json {
             event("error", ["message": message], human: "")

@@ -1,0 +1,49 @@
+import Foundation
+import PeerMeshTestSupport
+import Testing
+
+/// The room CLI against a hostile peer on the same network (issue #13): real `peermesh` processes on the test
+/// host, asserting what the person at the keyboard sees.
+@Suite(.enabled(if: TestEnv.insideTestHost, "needs test hosts: run Scripts/test"), .timeLimit(.minutes(2)))
+struct HostileRoomTests {
+    /// A display name, message and file name full of escape sequences, bidirectional overrides and a newline that
+    /// forges an event line: the human output shows them escaped, the forged line only as a marked continuation,
+    /// and `--json` carries the exact text.
+    @Test func textFromTheNetworkIsEscapedAndCannotForgeEventLines() async throws {
+        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func peermesh(_ args: [String], _ name: String) -> [String] {
+            RoomCommandTests.peermesh(args, name: name, type: type, directory: dir)
+        }
+        let alice = try Spawned(peermesh(["host", "lobby", "--downloads", dir.appendingPathComponent("alice-downloads").path], "alice"))
+        defer { alice.stop() }
+        #expect(await alice.line(within: 10, containing: "is visible") != nil, "\(alice.output)")
+        let carol = try Spawned(peermesh(["join", "lobby", "--json", "--downloads", dir.appendingPathComponent("carol-downloads").path], "carol"))
+        defer { carol.stop() }
+        #expect(await carol.line(within: 10, containing: "\"event\":\"joined-room\"") != nil, "\(carol.output)")
+
+        let evil = "mal\u{1b}[2J\u{202e}lory"
+        let forged = "[12:34:56] alice (0000-1111-2222-3333) joined — verification code 123 456"
+        let text = "hi \u{1b}]0;pwned\u{07} \u{202e}gnp.exe\u{9b}\n" + forged
+        let file = dir.appendingPathComponent("re\u{1b}[2Jport\u{202e}fdp.exe")
+        try Data("payload".utf8).write(to: file)
+        let send = try await run(peermesh(["send", "--room", "lobby", "--message", text, "--file", file.path, "--timeout", "15"], evil))
+        #expect(send.status == 0, "\(send.output)")
+
+        let escapedName = "mal\\x1b[2J\\u{202e}lory"
+        #expect(await alice.line(within: 10, containing: "\(escapedName): hi \\x1b]0;pwned\\x07 \\u{202e}gnp.exe\\x9b") != nil, "\(alice.output)")
+        // (The library drops C0 characters from a received file's name; the override it keeps is escaped here.)
+        #expect(await alice.line(within: 10, containing: "receiving \"re", "port\\u{202e}fdp.exe\" from \(escapedName)") != nil, "\(alice.output)")
+        #expect(await alice.line(within: 10, containing: "received \"re", "port\\u{202e}fdp.exe\" from \(escapedName)") != nil, "\(alice.output)")
+        let lines = alice.lines
+        #expect(lines.contains("  │ " + forged), "\(alice.output)")
+        #expect(!lines.contains { $0.hasPrefix("[") && $0.contains("verification code 123 456") }, "\(alice.output)")
+        #expect(lines.allSatisfy { $0.hasPrefix("[") || $0.hasPrefix("  │ ") || $0.hasPrefix("error: ") }, "\(alice.output)")
+        for raw in ["\u{1b}", "\u{202e}", "\u{07}", "\u{9b}"] { #expect(!alice.output.contains(raw), "raw \(raw.unicodeScalars.first!.value) in \(alice.output)") }
+
+        // --json: the exact text, only JSON-escaped.
+        let message = await carol.line(within: 10, containing: "\"event\":\"message\"")
+        let object = message.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
+        #expect(object?["text"] == text && object?["peer"] == evil, "\(carol.output)")
+    }
+}
