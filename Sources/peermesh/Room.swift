@@ -34,8 +34,21 @@ struct RoomOptions: ParsableArguments {
     }
 }
 
-/// Who may join through us.
-enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable { case all, ask, none }
+/// Who may join through us: `--accept all|ask|none` (see `AcceptPolicy.help`).
+enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
+    case all, ask, none
+
+    /// The option's help, shared by `host` and `join`.
+    static let help = ArgumentHelp(
+        "Who may join through you: all, ask or none.",
+        discussion: """
+            ask: each request is numbered and shows the peer's name, key fingerprint and verification code; y/n answers \
+            the one shown, /accept N|NAME and /decline N|NAME any of them, /requests lists them. none: nobody \
+            joins through you; members that others admitted are still accepted, because none governs who joins \
+            through you, not who is in the room.
+            """
+    )
+}
 
 /// A room we are in: the session, our advertisement of the room (so others can join through us), and the loop
 /// that joins typed lines, peers' events and Ctrl-C together.
@@ -45,7 +58,8 @@ final class Room: Sendable {
     let output: RoomOutput
     let accept: AcceptPolicy
     let advertiser: Advertiser
-    private let question = NIOLockedValueBox<Invitation?>(nil)
+    /// Requests waiting for the person's answer (`--accept ask`).
+    let requests = NIOLockedValueBox(AdmissionQueue())
     /// Acknowledgements as they arrive. Bounded: in an interactive room nobody waits for them, so old ones drop.
     private let acks: AsyncStream<(id: String, peer: PeerID)>
     private let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
@@ -69,6 +83,7 @@ final class Room: Sendable {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.followSession(); return false }
             group.addTask { await self.followAdvertiser(); return false }
+            group.addTask { await self.expireRequests(); return false }
             group.addTask {
                 for await _ in TerminationSignals.stream() { return true }
                 return true
@@ -147,15 +162,7 @@ final class Room: Sendable {
 
     /// Handles one typed line; returns false to leave.
     private func handle(_ line: String) async -> Bool {
-        if let pending = question.withLockedValue({ value in defer { value = nil }; return value }) {
-            let yes = line.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y")
-            do {
-                if yes { try pending.accept() } else { try pending.decline() }
-            } catch {
-                output.error(error.message)
-            }
-            return true
-        }
+        if handleAdmission(line.trimmingCharacters(in: .whitespaces)) { return true }
         switch line.trimmingCharacters(in: .whitespaces) {
         case "":
             return true
@@ -166,6 +173,7 @@ final class Room: Sendable {
             return true
         case "/help":
             writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file, /peers lists members, /quit leaves.")
+            writeLine("Join requests (--accept ask): y/n answers the one shown, /accept N|NAME and /decline N|NAME any of them, /requests lists them.")
             return true
         case let command where command.hasPrefix("/send"):
             Task { await sendFile(command) }
@@ -352,21 +360,6 @@ final class Room: Sendable {
                 output.event("connection-failed", ["message": error.message, "peer": peer?.displayName ?? ""],
                              human: "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(error.message)")
             }
-        }
-    }
-
-    private func answer(_ invitation: Invitation) {
-        guard String(decoding: invitation.context, as: UTF8.self) == name else {
-            try? invitation.decline()   // an invitation meant for another room on this service type
-            return
-        }
-        switch accept {
-        case .all: try? invitation.accept()
-        case .none: try? invitation.decline()
-        case .ask:
-            question.withLockedValue { $0 = invitation }
-            output.event("question", RoomOutput.fields(invitation.peer).merging(["code": invitation.verificationCode]) { $1 },
-                         human: "\(invitation.peer) wants to join (verification code \(invitation.verificationCode)). Accept? [y/n]")
         }
     }
 

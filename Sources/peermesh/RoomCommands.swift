@@ -16,7 +16,7 @@ struct HostCommand: AsyncParsableCommand {
     @OptionGroup var session: SessionOptions
     @OptionGroup var options: RoomOptions
 
-    @Option(help: "Who may join: all, ask (prompt y/n with the joiner's verification code) or none.")
+    @Option(help: AcceptPolicy.help)
     var accept: AcceptPolicy = .all
 
     func run() async throws {
@@ -48,7 +48,7 @@ struct JoinCommand: AsyncParsableCommand {
     @OptionGroup var session: SessionOptions
     @OptionGroup var options: RoomOptions
 
-    @Option(help: "Who may join through you: all, ask or none.")
+    @Option(help: AcceptPolicy.help)
     var accept: AcceptPolicy = .all
 
     func run() async throws {

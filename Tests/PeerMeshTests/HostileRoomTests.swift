@@ -46,4 +46,41 @@ struct HostileRoomTests {
         let object = message.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
         #expect(object?["text"] == text && object?["peer"] == evil, "\(carol.output)")
     }
+
+    /// Ask mode binds each answer to one request: a `y` typed while alice's prompt is shown admits alice, never
+    /// mallory who asked a moment later; mallory waits, listed, until declined by name.
+    @Test func askModeAnswersTheRequestShownAndQueuesTheRest() async throws {
+        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func peermesh(_ args: [String], _ name: String) -> [String] {
+            RoomCommandTests.peermesh(args, name: name, type: type, directory: dir)
+        }
+        let host = try Spawned(peermesh(["host", "lobby", "--accept", "ask"], "hosta"), input: true)
+        defer { host.stop() }
+        #expect(await host.line(within: 10, containing: "is visible") != nil, "\(host.output)")
+
+        let alice = try Spawned(peermesh(["join", "lobby", "--timeout", "60"], "alice"))
+        defer { alice.stop() }
+        let prompt = await host.line(within: 10, containing: "#1 alice wants to join — key ", "verification code", "accept? y/n")
+        #expect(prompt != nil, "\(host.output)")
+        let mallory = try Spawned(peermesh(["join", "lobby", "--timeout", "60"], "mallory"))
+        defer { mallory.stop() }
+        #expect(await host.line(within: 10, containing: "also waiting: #2 mallory wants to join — key ", "y/n still answers #1") != nil, "\(host.output)")
+
+        try host.send(line: "y")
+        #expect(await host.line(within: 5, containing: "accepted #1 alice") != nil, "\(host.output)")
+        #expect(await alice.line(within: 10, containing: "joined \"lobby\" through hosta") != nil, "\(alice.output)")
+        #expect(await host.line(within: 5, containing: "#2 mallory wants to join", "accept? y/n") != nil, "\(host.output)")
+        #expect(mallory.exitStatus == nil && !mallory.output.contains("joined \"lobby\""), "\(mallory.output)")
+        #expect(!host.lines.contains { $0.contains("mallory (") && $0.contains("joined") }, "\(host.output)")
+
+        try host.send(line: "/requests")
+        #expect(await host.line(within: 5, containing: "#2 mallory wants to join", "shown: y/n answers it") != nil, "\(host.output)")
+        try host.send(line: "/decline mallory")
+        #expect(await host.line(within: 5, containing: "declined #2 mallory") != nil, "\(host.output)")
+        #expect(await mallory.wait(within: 10) == 5, "\(mallory.output)")
+        #expect(mallory.output.contains("The room's host declined to let you in."), "\(mallory.output)")
+        try host.send(line: "/accept 2")
+        #expect(await host.line(within: 5, containing: "No request #2 is waiting") != nil, "\(host.output)")
+    }
 }
