@@ -17,7 +17,9 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: "TCP port (0: any free port).")
     var port: Int = 0
 
-    @Option(help: "Which invitations to accept: all or none.")
+    @Option(help: ArgumentHelp(
+        "Which invitations to accept: all, known or none.",
+        discussion: "known: trust on first use, as for `host --accept known` (a new name is admitted and its key remembered in known_peers; a known name only with that key)."))
     var accept: AcceptPolicy = .all
 
     @Flag(help: "Send every received message back to its sender.")
@@ -26,12 +28,14 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: "Also write the connection code to this file once listening.")
     var connectionDataFile: String?
 
-    enum AcceptPolicy: String, ExpressibleByArgument { case all, none }
+    /// The `--accept` values `listen` supports (it reads no input, so it cannot ask).
+    enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable { case all, known, none }
 
     func run() async throws {
         let identity = try session.loadIdentity()
         let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: host, port: port))
         let code = try await mesh.connectionData().encoded
+        let trust = TrustOnFirstUse(file: .default, output: RoomOutput(json: false))
         writeLine("listening as \(TerminalText.escaped(identity.peerID.description)) — connection code:")
         writeLine(code)
         if let connectionDataFile {
@@ -41,7 +45,12 @@ struct ListenCommand: AsyncParsableCommand {
             writeLine(await EventPrinter.line(event, in: mesh))
             switch event {
             case .invitation(let invitation):
-                if accept == .all { try? invitation.accept() } else { try? invitation.decline() }
+                let admit = switch accept {
+                case .all: true
+                case .none: false
+                case .known: trust.admits(invitation.peer)
+                }
+                if admit { try? invitation.accept() } else { try? invitation.decline() }
             case .received(let data, let peer) where echo:
                 try? await mesh.send(data, to: [peer])
             default:

@@ -33,11 +33,14 @@ struct SessionOptions: ParsableArguments {
         return configuration
     }
 
-    static var defaultIdentityURL: URL {
+    static var defaultIdentityURL: URL { configDirectory.appendingPathComponent("identity.pem") }
+
+    /// `$XDG_CONFIG_HOME/peermesh`, else `~/.config/peermesh`: the identity and `known_peers` live here.
+    static var configDirectory: URL {
         let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) }
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".config")
-        return base.appendingPathComponent("peermesh").appendingPathComponent("identity.pem")
+        return base.appendingPathComponent("peermesh")
     }
 
     static var defaultName: String {

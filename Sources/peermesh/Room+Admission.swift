@@ -12,6 +12,7 @@ extension Room {
         switch accept {
         case .all: try? invitation.accept()
         case .none: try? invitation.decline()
+        case .known: if trust.admits(invitation.peer) { try? invitation.accept() } else { try? invitation.decline() }
         case .ask:
             ask(AdmissionRequest(peer: invitation.peer, kind: .invitation, verificationCode: invitation.verificationCode,
                                  isExpired: { invitation.isExpired },

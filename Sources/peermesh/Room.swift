@@ -34,18 +34,19 @@ struct RoomOptions: ParsableArguments {
     }
 }
 
-/// Who may join through us: `--accept all|ask|none` (see `AcceptPolicy.help`).
+/// Who may join through us: `--accept all|ask|known|none` (see `AcceptPolicy.help`).
 enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
-    case all, ask, none
+    case all, ask, known, none
 
     /// The option's help, shared by `host` and `join`.
     static let help = ArgumentHelp(
-        "Who may join through you: all, ask or none.",
+        "Who may join through you: all, ask, known or none.",
         discussion: """
             ask: each request is numbered and shows the peer's name, key fingerprint and verification code; y/n answers \
-            the one shown, /accept N|NAME and /decline N|NAME any of them, /requests lists them. none: nobody \
-            joins through you; members that others admitted are still accepted, because none governs who joins \
-            through you, not who is in the room.
+            the one shown, /accept N|NAME and /decline N|NAME any of them, /requests lists them. known: trust on first \
+            use: a new name is admitted and its key remembered in known_peers, a known name only with that key \
+            (`peermesh trust` and `peermesh forget` change it). none: nobody joins through you; members that others \
+            admitted are still accepted, because none governs who joins through you, not who is in the room.
             """
     )
 }
@@ -60,6 +61,8 @@ final class Room: Sendable {
     let advertiser: Advertiser
     /// Requests waiting for the person's answer (`--accept ask`).
     let requests = NIOLockedValueBox(AdmissionQueue())
+    /// `--accept known`'s memory of names and keys.
+    let trust: TrustOnFirstUse
     /// Acknowledgements as they arrive. Bounded: in an interactive room nobody waits for them, so old ones drop.
     private let acks: AsyncStream<(id: String, peer: PeerID)>
     private let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
@@ -69,6 +72,7 @@ final class Room: Sendable {
         self.name = name
         self.accept = accept
         self.output = output
+        self.trust = TrustOnFirstUse(file: .default, output: output)
         self.advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: [RoomKeys.room: name])
         (acks, ackSink) = AsyncStream.makeStream(of: (id: String, peer: PeerID).self, bufferingPolicy: .bufferingNewest(256))
     }
