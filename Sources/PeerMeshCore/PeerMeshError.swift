@@ -74,6 +74,8 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let hashMismatch = Code("hashMismatch")
         /// A file could not be opened, read, written or moved into place.
         public static let fileAccess = Code("fileAccess")
+        /// The receiver does not take this file: it accepts no files, or none this large (the message says which).
+        public static let resourceRefused = Code("resourceRefused")
         /// A transfer failed for another reason (see the message).
         public static let transferFailed = Code("transferFailed")
     }

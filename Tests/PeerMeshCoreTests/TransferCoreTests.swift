@@ -208,3 +208,29 @@ struct ResourceMachineTests {
         #expect(resumed.chunk(offset: 7, payload: ByteBuffer(bytes: [1, 2, 3])).count == 1)
     }
 }
+
+@Suite("Incoming resource policy")
+struct IncomingResourcePolicyTests {
+    let policy = IncomingResourcePolicy(acceptsResources: true, maximumSize: 1000)
+
+    @Test func takesWhatFitsAndRefusesWhatDoesNot() {
+        let roomy = IncomingResourcePolicy.Space(free: 1 << 30, total: 1 << 40)
+        #expect(policy.refusal(size: 1000, space: roomy, committed: 0) == nil)
+        #expect(policy.refusal(size: 1001, space: roomy, committed: 0)?.reason == .refused)
+        #expect(IncomingResourcePolicy(acceptsResources: false, maximumSize: 1000).refusal(size: 0, space: roomy, committed: 0)?.reason == .refused)
+        // Unknown free space: only the size bound applies.
+        #expect(policy.refusal(size: 10, space: nil, committed: 0) == nil)
+    }
+
+    @Test func freeSpaceCountsTheReserveAndWhatOtherTransfersWillStillWrite() {
+        // 1 % of 100 000 is kept back: 1 000 of the 2 000 free bytes remain.
+        let space = IncomingResourcePolicy.Space(free: 2000, total: 100_000)
+        let large = IncomingResourcePolicy(acceptsResources: true, maximumSize: .max)
+        #expect(large.refusal(size: 1000, space: space, committed: 0) == nil)
+        #expect(large.refusal(size: 1001, space: space, committed: 0)?.reason == .diskFull)
+        #expect(large.refusal(size: 500, space: space, committed: 600)?.reason == .diskFull)
+        // Less free than the reserve and the commitments: nothing fits, and no arithmetic wraps.
+        #expect(large.refusal(size: 1, space: .init(free: 10, total: 100_000), committed: 5000)?.reason == .diskFull)
+        #expect(IncomingResourcePolicy.Space(free: 0, total: 1 << 40).reserve == 16 << 20)
+    }
+}

@@ -208,25 +208,75 @@ struct ResourceTests {
         await sender.shutdown(); await receiver.shutdown()
     }
 
-    /// Fills a real (tiny) file system: a 2 MiB tmpfs mounted over the receiving directory. Runs only inside the
-    /// private mount namespace `Scripts/test` creates, so the mount is invisible outside the test run.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["PEERMESH_TEST_NETNS"] != nil && getuid() == 0))
-    func aFullDiskFailsBothSidesAndLeavesNothing() async throws {
-        let scratch = try Scratch()
-        defer { scratch.remove() }
+    /// A real (tiny) file system: a 2 MiB tmpfs mounted over the receiving directory. Runs only inside the private
+    /// mount namespace `Scripts/test` creates, so the mount is invisible outside the test run.
+    static let insideMountNamespace = ProcessInfo.processInfo.environment["PEERMESH_TEST_NETNS"] != nil && getuid() == 0
+
+    private func mountTinyFileSystem(over scratch: Scratch) throws {
         try FileManager.default.createDirectory(at: scratch.receiving, withIntermediateDirectories: true)
         try runQuickly(["/bin/mount", "-t", "tmpfs", "-o", "size=2m", "pmfull", scratch.receiving.path])
+    }
+
+    @Test(.enabled(if: insideMountNamespace))
+    func aFileLargerThanTheFreeSpaceIsRefusedBeforeAnyByteIsWritten() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try mountTinyFileSystem(over: scratch)
         defer { try? runQuickly(["/bin/umount", scratch.receiving.path]) }
         let receiver = try TestPeer("receiver", scratch: scratch)
         let sender = try TestPeer("sender")
         try await sender.join(receiver)
         let url = try scratch.sparseFile("full.bin", size: 8 << 20)
         let error = await peerMeshError { try await sender.session.sendResource(at: url, name: "full.bin", to: receiver.peerID) }
-        #expect(error?.code == .diskFull)
-        guard case .failure(let received)? = await receiver.finished("full.bin") else { Issue.record("receiver saw no failure"); return }
+        #expect(error?.code == .diskFull, "\(String(describing: error))")
+        #expect(error?.message.contains("bytes free") == true)
+        #expect(await receiver.log.events.contains { if case .resourceStarted = $0 { true } else { false } } == false)
+        #expect(scratch.received.isEmpty && scratch.partials.isEmpty)
+        await sender.shutdown(); await receiver.shutdown()
+    }
+
+    /// The file fits when offered, then something else fills the disk while it arrives.
+    @Test(.enabled(if: insideMountNamespace))
+    func aDiskThatFillsDuringTheTransferFailsBothSidesAndLeavesNothing() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try mountTinyFileSystem(over: scratch)
+        defer { try? runQuickly(["/bin/umount", scratch.receiving.path]) }
+        // A small window keeps the sender from finishing before the disk fills.
+        let receiver = try TestPeer("receiver", scratch: scratch) { $0.resourceWindow = 64 << 10 }
+        let sender = try TestPeer("sender")
+        try await sender.join(receiver)
+        let (url, _) = try scratch.file("fills.bin", size: 1_800_000)
+        async let sent = peerMeshError { try await sender.session.sendResource(at: url, name: "fills.bin", to: receiver.peerID) }
+        #expect(await receiver.started("fills.bin") != nil)
+        let filler = scratch.receiving.appendingPathComponent(".filler")
+        _ = FileManager.default.createFile(atPath: filler.path, contents: Data(count: 1_500_000))
+        #expect(await sent?.code == .diskFull)
+        guard case .failure(let received)? = await receiver.finished("fills.bin") else { Issue.record("receiver saw no failure"); return }
         #expect(received.code == .diskFull)
         #expect(scratch.received.isEmpty)
         #expect(await eventually { scratch.partials.isEmpty })
+        await sender.shutdown(); await receiver.shutdown()
+    }
+
+    @Test(arguments: [false, true])
+    func aReceiverThatTakesNoFilesOrNoneThisLargeRefusesTheOffer(acceptsNone: Bool) async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let receiver = try TestPeer("receiver", scratch: scratch) { configuration in
+            if acceptsNone { configuration.acceptsIncomingResources = false } else { configuration.maximumIncomingResourceSize = 1000 }
+        }
+        let sender = try TestPeer("sender")
+        try await sender.join(receiver)
+        let (url, _) = try scratch.file("big.bin", size: 1001)
+        let error = await peerMeshError { try await sender.session.sendResource(at: url, name: "big.bin", to: receiver.peerID) }
+        #expect(error?.code == .resourceRefused)
+        #expect(error?.message.contains(acceptsNone ? "does not accept files" : "up to 1000 bytes") == true, "\(String(describing: error))")
+        #expect(await receiver.log.events.contains { if case .resourceStarted = $0 { true } else { false } } == false)
+        #expect(scratch.received.isEmpty && scratch.partials.isEmpty)
+        // Messages still flow: a refused file loses nothing else.
+        try await sender.session.send(Data("still here".utf8), to: [receiver.peerID])
+        #expect(await receiver.log.first { if case .received(let data, _) = $0 { data == Data("still here".utf8) } else { false } } != nil)
         await sender.shutdown(); await receiver.shutdown()
     }
 

@@ -29,6 +29,11 @@ extension Session {
         /// Where received resources are written. The default is `PeerMesh Downloads` under the temporary
         /// directory: a library should not litter the current directory, and apps choose their own place.
         public var receivingDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("PeerMesh Downloads", isDirectory: true)
+        /// Whether peers may send us resources; when false every offer is refused (the sender gets `resourceRefused`).
+        public var acceptsIncomingResources = true
+        /// The largest resource taken from a peer, in bytes (default 4 GiB); larger offers are refused before any
+        /// byte is written, as are offers that would not fit in the receiving directory's free space.
+        public var maximumIncomingResourceSize: UInt64 = 4 << 30
         /// Most resources in flight with one peer, per direction; more fail with `transferLimit`.
         public var maximumConcurrentTransfers = 8
         /// Most open streams with one peer, per direction; more fail with `transferLimit`.

@@ -40,6 +40,16 @@ final class FileSink: @unchecked Sendable {
 
     deinit { if fd >= 0 { close(fd) } }
 
+    /// The space of the file system that holds `directory` (or its nearest existing ancestor, before the directory
+    /// is created); nil when that cannot be told.
+    static func space(near directory: URL) -> IncomingResourcePolicy.Space? {
+        var url = directory
+        while !FileManager.default.fileExists(atPath: url.path), url.pathComponents.count > 1 { url.deleteLastPathComponent() }
+        var stats = statvfs()
+        guard statvfs(url.path, &stats) == 0 else { return nil }
+        return .init(free: UInt64(stats.f_bavail) * UInt64(stats.f_frsize), total: UInt64(stats.f_blocks) * UInt64(stats.f_frsize))
+    }
+
     /// Appends and hashes `payload`. On `queue`.
     func append(_ payload: ByteBuffer) throws(PeerMeshError) {
         var done = 0

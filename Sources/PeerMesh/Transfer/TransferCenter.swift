@@ -181,6 +181,12 @@ final class TransferCenter: @unchecked Sendable {
         guard incoming.keys.filter({ $0.peer == key.peer }).count < configuration.maximumConcurrentTransfers else {
             return reject(key, .transferLimit, "we already receive \(configuration.maximumConcurrentTransfers) resources from you")
         }
+        let policy = IncomingResourcePolicy(acceptsResources: configuration.acceptsIncomingResources,
+                                            maximumSize: configuration.maximumIncomingResourceSize)
+        let committed = incoming.values.reduce(UInt64(0)) { $0 + ($1.machine.size - $1.machine.written) }
+        if let refusal = policy.refusal(size: size, space: FileSink.space(near: configuration.receivingDirectory), committed: committed) {
+            return reject(key, refusal.reason, refusal.message)
+        }
         do {
             let sink = try FileSink(directory: configuration.receivingDirectory, sender: key.peer, id: key.id)
             startIncoming(key, name: name, size: size, sink: sink, offset: 0)

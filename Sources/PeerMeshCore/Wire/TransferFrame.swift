@@ -68,6 +68,8 @@ public enum TransferKind: UInt8, Hashable, Sendable, CaseIterable {
 public enum TransferResetReason: UInt16, Hashable, Sendable, CaseIterable {
     case cancelled = 0, diskFull = 1, sourceChanged = 2, transferLimit = 3, hashMismatch = 4, fileAccess = 5
     case protocolError = 6, other = 7, peerDisconnected = 8
+    /// The receiver does not take this resource (it takes none, or none this large): not worth sending again as is.
+    case refused = 9
 
     /// The error to report locally for a reset with this reason.
     public func error(_ message: String) -> PeerMeshError {
@@ -80,6 +82,7 @@ public enum TransferResetReason: UInt16, Hashable, Sendable, CaseIterable {
         case .fileAccess: PeerMeshError(.fileAccess, "The peer could not read or write the file. \(message)")
         case .protocolError, .other: PeerMeshError(.transferFailed, "The peer aborted the transfer. \(message)")
         case .peerDisconnected: PeerMeshError(.peerDisconnected, "The peer left before the transfer finished. \(message)")
+        case .refused: PeerMeshError(.resourceRefused, "The receiver refused the file: \(message)")
         }
     }
 
@@ -94,6 +97,7 @@ public enum TransferResetReason: UInt16, Hashable, Sendable, CaseIterable {
         case .fileAccess: self = .fileAccess
         case .protocolViolation: self = .protocolError
         case .peerDisconnected, .livenessTimeout: self = .peerDisconnected
+        case .resourceRefused: self = .refused
         default: self = .other
         }
     }
