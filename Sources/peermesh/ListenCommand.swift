@@ -10,6 +10,7 @@ struct ListenCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var session: SessionOptions
+    @OptionGroup var files: IncomingFileOptions
 
     @Option(help: "Address to listen on.")
     var host: String = "0.0.0.0"
@@ -33,7 +34,9 @@ struct ListenCommand: AsyncParsableCommand {
 
     func run() async throws {
         let identity = try session.loadIdentity()
-        let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: host, port: port))
+        var configuration = session.configuration(host: host, port: port)
+        files.apply(to: &configuration)
+        let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: configuration)
         let code = try await mesh.connectionData().encoded
         let trust = TrustOnFirstUse(file: .default, output: RoomOutput(json: false))
         writeLine("listening as \(TerminalText.escaped(identity.peerID.description)) — connection code:")

@@ -17,6 +17,9 @@ struct RoomOptions: ParsableArguments {
     @Option(help: "Where received files go. Default: $XDG_DOWNLOAD_DIR/PeerMesh, ~/Downloads/PeerMesh, or ./PeerMesh Downloads.")
     var downloads: String?
 
+    @Option(help: ByteCount.maximumFileSizeHelp)
+    var maxFileSize: ByteCount = .defaultMaximumFileSize
+
     /// The receiving directory: the option, else a `PeerMesh` folder in the user's download directory, else
     /// `PeerMesh Downloads` in the current directory.
     var downloadsDirectory: URL {

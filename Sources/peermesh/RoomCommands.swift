@@ -183,6 +183,7 @@ func makeSession(_ options: SessionOptions, _ room: RoomOptions) throws -> Sessi
     var configuration = options.configuration()
     configuration.maximumPeers = room.maxPeers
     configuration.receivingDirectory = room.downloadsDirectory
+    configuration.maximumIncomingResourceSize = room.maxFileSize.bytes
     return try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
 }
 
