@@ -67,8 +67,10 @@ struct HostileRoomTests {
         defer { mallory.stop() }
         #expect(await host.line(within: 10, containing: "also waiting: #2 mallory wants to join — key ", "y/n still answers #1") != nil, "\(host.output)")
 
-        try host.send(line: "y")
+        // A double-typed y: the first admits alice; the second, arriving as mallory's prompt replaces hers, is refused.
+        try host.send(line: "y\ny")
         #expect(await host.line(within: 5, containing: "accepted #1 alice") != nil, "\(host.output)")
+        #expect(await host.line(within: 5, containing: "The question changed a moment ago and is now request #2") != nil, "\(host.output)")
         #expect(await alice.line(within: 10, containing: "joined \"lobby\" through hosta") != nil, "\(alice.output)")
         #expect(await host.line(within: 5, containing: "#2 mallory wants to join", "accept? y/n") != nil, "\(host.output)")
         #expect(mallory.exitStatus == nil && !mallory.output.contains("joined \"lobby\""), "\(mallory.output)")
@@ -82,5 +84,22 @@ struct HostileRoomTests {
         #expect(mallory.output.contains("The room's host declined to let you in."), "\(mallory.output)")
         try host.send(line: "/accept 2")
         #expect(await host.line(within: 5, containing: "No request #2 is waiting") != nil, "\(host.output)")
+    }
+
+    /// A request nobody answers is dropped when its invitation expires, with a line saying so.
+    @Test func anUnansweredRequestExpiresVisibly() async throws {
+        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let host = try Spawned(RoomCommandTests.peermesh(["host", "lobby", "--accept", "ask"], name: "hostb", type: type, directory: dir), input: true)
+        defer { host.stop() }
+        #expect(await host.line(within: 10, containing: "is visible") != nil, "\(host.output)")
+        let late = try Spawned(RoomCommandTests.peermesh(["join", "lobby", "--timeout", "3"], name: "late", type: type, directory: dir))
+        defer { late.stop() }
+        #expect(await host.line(within: 10, containing: "#1 late wants to join") != nil, "\(host.output)")
+        #expect(await host.line(within: 10, containing: "request #1 from late (", "expired before it was answered") != nil, "\(host.output)")
+        #expect(await late.wait(within: 10) != 0, "\(late.output)")
+        try host.send(line: "y")   // no prompt is shown any more: a chat line, not an answer to anyone
+        try host.send(line: "/requests")
+        #expect(await host.line(within: 5, containing: "no requests are waiting") != nil, "\(host.output)")
     }
 }
