@@ -17,12 +17,15 @@ struct AdmissionRequest: Sendable {
 
     /// Who asks to join.
     let peer: PeerID
+    /// How it reaches us.
     let kind: Kind
     /// The code both people compare (end to end for a member reached through relays).
     let verificationCode: String
     /// Whether the request can no longer be answered.
     let isExpired: @Sendable () -> Bool
+    /// Lets it in.
     let accept: @Sendable () throws(PeerMeshError) -> Void
+    /// Keeps it out.
     let decline: @Sendable () throws(PeerMeshError) -> Void
 }
 
@@ -35,13 +38,17 @@ struct AdmissionRequest: Sendable {
 struct AdmissionQueue: Sendable {
     /// A request with its number.
     struct Pending: Sendable {
+        /// Its number, never reused while the room runs.
         let number: Int
+        /// The request.
         let request: AdmissionRequest
     }
 
     /// How an answer names its request.
     enum Selector: Sendable {
+        /// `/accept 2`.
         case number(Int)
+        /// `/accept alice`: must match one request only.
         case name(String)
 
         /// `2` or `#2` is a number; anything else is a display name.
@@ -53,11 +60,16 @@ struct AdmissionQueue: Sendable {
 
     /// Why an answer found no request; `message` says what to type instead.
     enum Refusal: Error, Equatable, Sendable {
+        /// No request has that number.
         case noRequest(Int)
+        /// No request is from that name.
         case nobodyCalled(String)
+        /// Several requests are from that name (their numbers).
         case ambiguous(String, [Int])
+        /// A plain y/n came too soon after the shown prompt changed (to this request).
         case promptChanged(to: Int)
 
+        /// One line saying what to type instead.
         var message: String {
             switch self {
             case .noRequest(let number): "No request #\(number) is waiting; /requests lists the waiting ones."
@@ -73,6 +85,7 @@ struct AdmissionQueue: Sendable {
     /// After the shown prompt changes, a plain y/n is refused for this long.
     static let settleTime: Duration = .seconds(1)
 
+    /// The waiting requests, oldest first.
     private(set) var pending: [Pending] = []
     private var nextNumber = 1
     /// The request whose prompt is shown, and when it replaced another one (nil when it was shown on arrival).

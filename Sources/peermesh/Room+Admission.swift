@@ -21,6 +21,22 @@ extension Room {
         }
     }
 
+    /// Whether a member introduced by `introducer` (reached through relays) may join, under the `--accept` policy:
+    /// `all` and `none` admit it (`none` governs who joins through us, not who is in the room), `known` checks
+    /// `known_peers`, `ask` queues a numbered request and waits for the answer or `deadline` (then no).
+    func admitMember(_ peer: PeerID, introducer: PeerID, verificationCode: String, deadline: ContinuousClock.Instant) async -> Bool {
+        switch accept {
+        case .all, .none: return true
+        case .known: return trust.admits(peer)
+        case .ask:
+            let answer = PendingAnswer()
+            ask(AdmissionRequest(peer: peer, kind: .member(via: introducer), verificationCode: verificationCode,
+                                 isExpired: { ContinuousClock.now >= deadline },
+                                 accept: { answer.resolve(true) }, decline: { answer.resolve(false) }))
+            return await answer.value()
+        }
+    }
+
     /// Queues `request` and shows its prompt, or, while another prompt is shown, lists it as also waiting.
     func ask(_ request: AdmissionRequest) {
         let (entry, isShown) = requests.withLockedValue { $0.add(request) }

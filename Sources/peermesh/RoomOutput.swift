@@ -6,8 +6,10 @@ import PeerMesh
 /// Human lines always start with `[HH:MM:SS] ` and their values are escaped (`TerminalLine`); JSON carries the
 /// exact text, escaped only as JSON escapes it.
 struct RoomOutput: Sendable {
+    /// One JSON object per line instead of text.
     let json: Bool
 
+    /// Prints event `name`: `fields` (plus `event` and `time`) as JSON, or `[HH:MM:SS] ` and `human`.
     func event(_ name: String, _ fields: [String: String] = [:], human: TerminalLine) {
         if json {
             var object = fields
@@ -28,12 +30,14 @@ struct RoomOutput: Sendable {
         printError("error: \(message)")
     }
 
+    /// The time as event lines show it: `HH:MM:SS`.
     static func clock() -> String {
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm:ss"
         return formatter.string(from: Date())
     }
 
+    /// The JSON fields that name a peer: `peer` (display name) and `peer_id` (key ID).
     static func fields(_ peer: PeerID) -> [String: String] {
         ["peer": peer.displayName, "peer_id": peer.id]
     }

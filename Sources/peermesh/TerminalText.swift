@@ -50,20 +50,27 @@ struct TerminalLine: ExpressibleByStringInterpolation, Sendable {
     /// The text to print.
     let text: String
 
+    /// A line of the CLI's own words only.
     init(stringLiteral value: String) { text = value }
 
+    /// A line with values interpolated (and escaped).
     init(stringInterpolation: Interpolation) { text = stringInterpolation.text }
 
     /// Builds the line: literals as they are, values escaped.
     struct Interpolation: StringInterpolationProtocol {
+        /// The line so far.
         var text = ""
 
+        /// Reserves room for the literals and a few characters per value.
         init(literalCapacity: Int, interpolationCount: Int) { text.reserveCapacity(literalCapacity + 16 * interpolationCount) }
 
+        /// The CLI's own words, as they are.
         mutating func appendLiteral(_ literal: String) { text += literal }
 
+        /// Any value, escaped.
         mutating func appendInterpolation<Value>(_ value: Value) { text += TerminalText.escaped(String(describing: value)) }
 
+        /// A message that may span lines: escaped, its continuation lines marked.
         mutating func appendInterpolation(message: String) { text += TerminalText.message(message) }
 
         /// A line built (and so escaped) already.
