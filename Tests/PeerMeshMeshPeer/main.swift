@@ -24,6 +24,7 @@
 //                                          SHA-256 of what it sent.
 //   file NAME PATH                         send a file; reply once the receiver verified it
 //   stream NAME STREAM CHUNKS              open STREAM to NAME and write CHUNKS numbered chunks (`MeshPayload.chunk`)
+//   tamper                                 (with --tamper) start tampering with what this member relays
 //   stats                                  members, mesh counters, what arrived from each sender, what was tampered
 //   quit                                   leave the session and exit 0 (so does the end of standard input)
 // Unprompted: ready, advertised, peer (state changes), file / file-failed (received), stream (received), tampered,
@@ -130,6 +131,8 @@ final class Tamperer: Sendable {
         var handled = 0
         var previous: RoutedFrame?
         var kinds: [String: Int] = [:]
+        /// Off until the `tamper` command: the members' admission decisions pass through the relay as the session forms.
+        var armed = false
     }
     private let state = Mutex(State())
     /// The key ID written as the origin of re-labelled frames: the relay's own, another member of the session.
@@ -142,6 +145,7 @@ final class Tamperer: Sendable {
         // End-to-end acknowledgements flow the other way; only data frames are tampered with and counted.
         if frame.flags & EndToEndChannel.ackFlag != 0 { return [frame] }
         let (out, kind) = state.withLock { state -> ([RoutedFrame], String?) in
+            guard state.armed else { return ([frame], nil) }
             state.handled += 1
             defer { state.previous = frame }
             guard state.handled % 2 == 0 else { return ([frame], nil) }
@@ -171,6 +175,8 @@ final class Tamperer: Sendable {
         if let kind { Output.emit(["event": "tampered", "kind": kind, "sequence": Int(frame.sequence)]) }
         return out
     }
+
+    func arm() { state.withLock { $0.armed = true } }
 
     var json: [String: Any] {
         state.withLock { state in
@@ -389,6 +395,10 @@ final class Peer: Sendable {
             }
             try await writer.finish()
             return ["event": "stream-sent", "to": args[0], "name": args[1], "bytes": total, "sha256": hex(hasher.finalize())]
+        case ("tamper", 0):
+            guard let tamperer else { throw Failure("started without --tamper") }
+            tamperer.arm()
+            return ["event": "tampering"]
         case ("stats", 0):
             let counters = await session.meshCounters
             var fields: [String: Any] = [

@@ -174,6 +174,7 @@ struct MeshProcessTests {
         try await Cluster.run { cluster in
             let (alice, bob, carol) = try await Self.line(cluster, relayArguments: ["--tamper"], encryption: encryption)
             #expect(try await alice.route(to: "carol") == "via:bob")
+            try await bob.command("tamper")
             let count = 200
             // Unreliable: each message stands alone, so a dropped forgery does not hold back the ones after it.
             try await alice.command("send carol \(count) unreliable", within: 30)

@@ -328,14 +328,18 @@ struct MeshInProcess {
             private(set) var tampered = 0
             private(set) var replays = 0
             let forger: [UInt8]
+            /// Off while the session forms (the members' admission decisions pass through the relay too).
+            private var armed = false
             init(forger: [UInt8]) { self.forger = forger }
 
             var handled: Int { lock.withLock { count } }
+            func arm() { lock.withLock { armed = true } }
 
             func hook(_ frame: RoutedFrame) -> [RoutedFrame] {
                 // End-to-end acknowledgements flow the other way; only the data frames are tampered with and counted.
                 if frame.flags & EndToEndChannel.ackFlag != 0 { return [frame] }
                 return lock.withLock {
+                    guard armed else { return [frame] }
                     count += 1
                     defer { previous = frame }
                     guard count % 2 == 0 else { return [frame] }
@@ -374,6 +378,7 @@ struct MeshInProcess {
             try await c.join(b)
             await a.waitFor(c.peerID, \.isConnected)
             await c.waitFor(a.peerID, \.isConnected)
+            tamperer.arm()
             let count = 200
             let sent = (0..<count).map { Data("genuine \($0)".utf8) }
             // Unreliable: each message stands alone, so a dropped forgery does not hold back the ones after it.
@@ -415,6 +420,8 @@ struct MeshInProcess {
             private let lock = NSLock()
             private var log: [Written] = []
             var written: [Written] { lock.withLock { log } }
+            /// Forgets what was written so far (the frames that built the session).
+            func reset() { lock.withLock { log = [] } }
 
             func hook(_ member: Int) -> @Sendable (Frame) -> Frame {
                 { frame in
@@ -480,6 +487,7 @@ struct MeshInProcess {
                 defer { routes = now }
                 return now == routes
             })
+            wiretap.reset()
             let start = ContinuousClock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (sender, count) in topology.senders {
@@ -504,9 +512,11 @@ struct MeshInProcess {
                 #expect(await peer.log.orderViolations.isEmpty)
             }
             #expect(await Self.routes(peers) == routes, "routes changed during the run")
-            // Each broadcast takes one sequence on each of its source's channels (one fragment, nothing else sent on
-            // them), so (source, sequence) names the message. A frame written by member m goes to m's next hop for
-            // its entries' destinations: all entries of one frame must share it.
+            // Each broadcast takes the next sequence on each of its source's channels (one fragment, nothing else sent
+            // on them once the session formed; the channel to a member reached through others began with the
+            // admission decision), so (source, sequence − the channel's first in the run) names the message. A frame
+            // written by member m goes to m's next hop for its entries' destinations: all entries of one frame must
+            // share it.
             let keys = peers.map(\.peerID.keyID)
             func hop(_ member: Int, _ destination: [UInt8]) -> Int {
                 let target = keys.firstIndex(of: destination)!
@@ -516,7 +526,15 @@ struct MeshInProcess {
                 case nil: return -1
                 }
             }
-            struct Crossing: Hashable { var from: Int, to: Int, source: [UInt8], sequence: UInt64 }
+            struct Channel: Hashable { var source: [UInt8], destination: [UInt8] }
+            var firstSequence: [Channel: UInt64] = [:]
+            for frame in wiretap.written {
+                for entry in frame.entries {
+                    let channel = Channel(source: frame.source, destination: entry.destination)
+                    firstSequence[channel] = min(firstSequence[channel] ?? .max, entry.sequence)
+                }
+            }
+            struct Crossing: Hashable { var from: Int, to: Int, source: [UInt8], message: UInt64 }
             var crossings: [Crossing: Int] = [:]
             var multicastFrames = 0, relayedMulticast = 0
             for frame in wiretap.written {
@@ -526,9 +544,10 @@ struct MeshInProcess {
                     multicastFrames += 1
                     if frame.source != keys[frame.member] { relayedMulticast += 1 }
                 }
-                // One message per frame: every entry of a broadcast has the same sequence.
-                #expect(Set(frame.entries.map(\.sequence)).count == 1)
-                crossings[Crossing(from: frame.member, to: hops.first!, source: frame.source, sequence: frame.entries[0].sequence), default: 0] += 1
+                // One message per frame: every entry of a broadcast stands for the same message.
+                let messages = Set(frame.entries.map { $0.sequence - firstSequence[Channel(source: frame.source, destination: $0.destination)]! })
+                #expect(messages.count == 1)
+                crossings[Crossing(from: frame.member, to: hops.first!, source: frame.source, message: messages.first!), default: 0] += 1
             }
             let repeated = crossings.filter { $0.value > 1 }
             #expect(repeated.isEmpty, "\(repeated.count) (link, message) pairs crossed more than once, e.g. \(repeated.first.map { "\($0.key.from)→\($0.key.to) ×\($0.value)" } ?? "")")

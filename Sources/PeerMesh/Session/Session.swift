@@ -23,6 +23,7 @@ public final class Session: Sendable {
     let core: SessionCore
     private let roster = NIOLockedValueBox<[PeerID]>([])
     private let certificateHandlerBox = NIOLockedValueBox<CertificateHandler?>(nil)
+    private let admissionHandlerBox = NIOLockedValueBox<AdmissionHandler?>(nil)
 
     /// Our PeerID.
     public var myPeerID: PeerID { identity.peerID }
@@ -51,7 +52,8 @@ public final class Session: Sendable {
         self.events = SessionEvents(producer: produced.sequence)
         self.core = SessionCore(
             loop: loop, identity: identity, encryption: encryption, configuration: self.configuration, tls: tls,
-            source: produced.source, roster: roster, certificateHandler: certificateHandlerBox
+            source: produced.source, roster: roster, certificateHandler: certificateHandlerBox,
+            admissionHandler: admissionHandlerBox
         )
         readingSwitch.withLockedValue { $0 = core }
     }
@@ -65,6 +67,15 @@ public final class Session: Sendable {
     /// A handler that does not answer before the invitation's timeout rejects the peer.
     public func setCertificateHandler(_ handler: CertificateHandler?) {
         certificateHandlerBox.withLockedValue { $0 = handler }
+    }
+
+    /// Installs the handler that decides about each member others introduce (one we reach only through other
+    /// members, which never invited us itself): it gets the member, the neighbour it came through and the code two
+    /// people compare, and returns whether to admit it. Without one, such members are admitted. A member is
+    /// `.connected` only once both sides admitted each other; one the handler does not answer about before
+    /// `Configuration.admissionTimeout` is refused. Install it before the first member joins.
+    public func setAdmissionHandler(_ handler: AdmissionHandler?) {
+        admissionHandlerBox.withLockedValue { $0 = handler }
     }
 
     /// Starts listening for invitations (idempotent); returns the local address.

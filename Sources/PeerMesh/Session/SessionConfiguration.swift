@@ -22,6 +22,14 @@ extension Session {
         public var maximumInvitationTimeout: Duration = .seconds(300)
         /// Most incoming connections still in their handshake; more are closed at once.
         public var maximumPendingConnections = 32
+        /// How long the admission handler has to answer about a member others introduced before it counts as a
+        /// refusal (and how long a pairing for it may take before it starts again).
+        public var admissionTimeout: Duration = .seconds(120)
+        /// Members introduced by one neighbour that the admission handler is asked about at a time; the others wait
+        /// (oldest first), so one neighbour cannot bury everyone else's requests.
+        public var maximumOpenAdmissionsPerNeighbor = 4
+        /// Members the admission handler is asked about at a time in all.
+        public var maximumOpenAdmissions = 32
         /// The address to listen on (`0.0.0.0` for every IPv4 interface, `::` for IPv6 too).
         public var listenHost = "0.0.0.0"
         /// The TCP port to listen on (0: any free port).
@@ -76,6 +84,9 @@ extension Session {
             try check(livenessTimeout >= .milliseconds(100), "livenessTimeout must be at least 100 ms.")
             try check(handshakeTimeout > .zero && maximumInvitationTimeout > .zero, "Timeouts must be positive.")
             try check(maximumPendingConnections >= 1, "maximumPendingConnections must be at least 1.")
+            try check(admissionTimeout > .zero, "admissionTimeout must be positive.")
+            try check(maximumOpenAdmissionsPerNeighbor >= 1 && maximumOpenAdmissions >= maximumOpenAdmissionsPerNeighbor,
+                      "maximumOpenAdmissionsPerNeighbor must be at least 1 and maximumOpenAdmissions at least that.")
             try check(frameLimits.maximumChunkPayload >= TransferCenter.chunkSize, "frameLimits.maximumFrameSize must hold a \(TransferCenter.chunkSize)-byte transfer chunk.")
             try check(maximumConcurrentTransfers >= 1 && maximumConcurrentStreams >= 1, "Transfer and stream limits must be at least 1.")
             try check(resourceWindow >= UInt32(TransferCenter.chunkSize) && streamWindow >= 1024, "resourceWindow must hold one chunk (64 KiB) and streamWindow at least 1 KiB.")

@@ -94,7 +94,7 @@ extension SessionCore {
 
     /// Sends what waited for `key`'s channel, in order, as far as room and the path allow.
     func drainParked(to key: [UInt8]) {
-        guard let link = settledLink(to: key), let peer = announced[key] else { return }
+        guard let link = settledLink(to: key), channelIsOpen(to: key), let peer = announced[key] ?? mesh.member(key) else { return }
         while let item = parked[key]?.first, channels[key]?.hasRoom == true {
             parked[key]!.removeFirst()
             transmit(item, to: peer, on: link)
@@ -188,7 +188,7 @@ extension SessionCore {
         retransmissionTask = loop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) { [self] task in
             let now = NIODeadline.now()
             var idle = true
-            for (key, channel) in channels where channel.inFlight > 0 && announced[key] != nil {
+            for (key, channel) in channels where channel.inFlight > 0 && channelIsOpen(to: key) {
                 idle = false
                 // A last resort (path changes re-send at once): 3 s, so that acknowledgements slowed by a busy
                 // machine do not double traffic, then backing off (6 s, 12 s ... 48 s) to bound what a stalled

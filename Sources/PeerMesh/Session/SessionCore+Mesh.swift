@@ -15,6 +15,11 @@ public struct MeshCounters: Sendable, Equatable {
     public var droppedHopLimit = 0
     /// Routed frames dropped because no path to their destination was known.
     public var droppedNoRoute = 0
+    /// Frames dropped because their member is not admitted: data from a member before both sides admitted each
+    /// other, and frames we would have relayed for a member we did not admit.
+    public var droppedUnadmitted = 0
+    /// Members others introduced that we refused (the admission handler said no, or did not answer in time).
+    public var refusedMembers = 0
     /// Link-state records refused because their signature or form was bad.
     public var invalidRecords = 0
     /// Link-state records we published.
@@ -72,7 +77,9 @@ extension SessionCore {
     /// Emits `.connected` for members that became reachable and `.notConnected` for those that no longer are,
     /// keeping the causal order: the roster is published before `.connected`, transfers report before `.notConnected`.
     func refreshMembership(lostPeer: PeerID? = nil, reason: PeerMeshError? = nil) {
-        let reachable = Dictionary(mesh.reachable.map { ($0.keyID, $0) }, uniquingKeysWith: { a, _ in a })
+        let all = Dictionary(mesh.reachable.map { ($0.keyID, $0) }, uniquingKeysWith: { a, _ in a })
+        introduceRelayedMembers(reachable: all)
+        let reachable = all.filter { isAdmittedMember($0.key) }
         for (key, peer) in announced where reachable[key] == nil {
             let why = peer == lostPeer ? reason : PeerMeshError(
                 .peerDisconnected, "No path to \(peer) remains: the members that relayed for it left or were cut off."
@@ -97,6 +104,10 @@ extension SessionCore {
             announced[key] = peer
             publishRoster()
             emit(.peerChanged(peer, .connected))
+            // Paired before it was admitted: its code is known now, as `.peerVerified` says for any member.
+            if directLink(key) == nil, pairings[key]?.code != nil, let security = security(of: peer) {
+                emit(.peerVerified(peer, security))
+            }
             transfers.peerConnected(peer)
         }
         rerouteChannels()
@@ -106,7 +117,7 @@ extension SessionCore {
 
     /// After the roster changed, moves every channel whose first hop changed to its new path.
     func rerouteChannels() {
-        for key in Set(channelLinks.keys).union(parked.keys) where announced[key] != nil {
+        for key in Set(channelLinks.keys).union(parked.keys) where channelIsOpen(to: key) {
             // Same first hop, but the relays behind it changed (one of them left): what they held is lost, and
             // we would see no link of ours fail. Send it again now rather than at the retransmission timeout.
             let relays = mesh.relays(to: key)
@@ -160,6 +171,11 @@ extension SessionCore {
             case .deliver:
                 deliverRouted(routed, direct: false)
             case .forward(let hop, var forwarded):
+                // Only between members we admitted: one nobody here let in gets no path through us.
+                guard admissions.mayRelay(for: routed.source), admissions.mayRelay(for: routed.destination) else {
+                    meshCounters.droppedUnadmitted += 1
+                    return
+                }
                 guard let next = directLink(hop) else { meshCounters.droppedNoRoute += 1; return }
                 // The payload is a slice of the read buffer: queued as it is, each frame waiting for the next link
                 // would keep a whole read buffer alive (hundreds of MiB at a busy relay). A right-sized copy frees it.
@@ -209,7 +225,15 @@ extension SessionCore {
             meshCounters.droppedDuplicates += 1
             return
         }
-        guard let peer = announced[routed.source], let channel = channel(with: routed.source),
+        // Before it is a member, only its admission (pairing, decisions) flows; one not introduced yet (no slot free)
+        // is left unacknowledged, so its channel sends again later.
+        var member = announced[routed.source]
+        guard let peer = member ?? (admissions.stage(of: routed.source) != nil ? mesh.member(routed.source) : nil) else {
+            // No member of the session has that key: a forged source. One that has not been introduced yet waits.
+            if mesh.member(routed.source) == nil { meshCounters.droppedForgeries += 1 } else { meshCounters.droppedUnadmitted += 1 }
+            return
+        }
+        guard let channel = channel(with: routed.source),
               var payload = channel.verify(routed, requireEncryption: sessionEncryption == .required, arrivedFromPeer: direct)
         else { meshCounters.droppedForgeries += 1; return }
         let inner: Frame?
@@ -220,6 +244,15 @@ extension SessionCore {
             return
         }
         let me = localIdentity.peerID.keyID
+        if member == nil, inner.isMemberTraffic {
+            // The member sends data only once it admitted us and heard that we admitted it, so data that opens on
+            // its channel says it admitted us (its decision may have been lost, or altered by a relay).
+            guard admissions.stage(of: routed.source) == .decided(.admitted) else { meshCounters.droppedUnadmitted += 1; return }
+            admissions.remoteDecided(routed.source, .admitted, forOurSession: ownSessionKey)
+            refreshMembership()
+            member = announced[routed.source]
+            guard member != nil else { meshCounters.droppedUnadmitted += 1; return }
+        }
         switch inner {
         case .data(let data) where data.source == routed.source && data.destination == me:
             let reassembler = remoteReassemblers[routed.source]
@@ -258,5 +291,15 @@ extension SessionCore {
         guard announced[peer.keyID] != nil else { return nil }
         if memberLinks[peer] != nil { return .direct }
         return mesh.route(to: peer.keyID)
+    }
+}
+
+extension Frame {
+    /// Data or a transfer: what flows between members only, never before both sides admitted each other.
+    fileprivate var isMemberTraffic: Bool {
+        switch self {
+        case .data, .transfer: true
+        default: false
+        }
     }
 }

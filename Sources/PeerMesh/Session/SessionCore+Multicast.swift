@@ -104,6 +104,11 @@ extension SessionCore {
                 continue
             }
             var forwarded = hop.frame
+            // As for Routed frames: we relay only between members we admitted.
+            let admitted = admissions.mayRelay(for: frame.source)
+            forwarded.entries.removeAll { !admitted || !admissions.mayRelay(for: $0.destination) }
+            meshCounters.droppedUnadmitted += hop.frame.entries.count - forwarded.entries.count
+            if forwarded.entries.isEmpty { continue }
             forwarded.body = ByteBuffer(compacting: forwarded.body) // as for Routed: do not pin the read buffer
             for item in sessionConfiguration.multicastRelayHook?(forwarded) ?? [forwarded] { next.enqueue(.multicast(item), on: .messages) }
             meshCounters.relayed += 1

@@ -17,6 +17,9 @@ extension SessionCore {
 
     /// A pairing frame that opened on `peer`'s channel.
     func receivedPairing(_ frame: PairingFrame, from peer: PeerID) {
+        if frame.step == .admit || frame.step == .refuse { return receivedDecision(frame, from: peer) }
+        // A refused member gets no code from us.
+        guard announced[peer.keyID] != nil || admissions.mayNegotiate(with: peer.keyID) else { return }
         renewPairing(with: peer)
         guard pairings[peer.keyID] != nil else { return }
         do {
@@ -26,7 +29,11 @@ extension SessionCore {
             case .send(let reply):
                 sendSequenced(SequencedFrame(frame: .pairing(reply), queue: .control), to: peer)
             case .verified:
-                if let security = security(of: peer) { emit(.peerVerified(peer, security)) }
+                if let security = security(of: peer) {
+                    emit(.peerVerified(peer, security))
+                } else {
+                    pairingFinished(with: peer)
+                }
             }
         } catch {
             meshCounters.droppedForgeries += 1
@@ -47,7 +54,7 @@ extension SessionCore {
     }
 
     /// Starts a pairing with `peer` unless one is under way for its current session key.
-    private func renewPairing(with peer: PeerID) {
+    func renewPairing(with peer: PeerID) {
         guard let sessionKey = mesh.sessionKey(of: peer.keyID), pairings[peer.keyID]?.peerSessionKey != sessionKey else { return }
         startPairing(with: peer, peerSessionKey: sessionKey)
     }

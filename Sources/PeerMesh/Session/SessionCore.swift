@@ -16,6 +16,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     private let source: SessionEvents.Producer.Source
     private let roster: NIOLockedValueBox<[PeerID]>
     private let certificateHandler: NIOLockedValueBox<CertificateHandler?>
+    let admissionHandler: NIOLockedValueBox<AdmissionHandler?>
 
     private var links: [ObjectIdentifier: LinkHandler] = [:]
     private var members: [PeerID: LinkHandler] = [:]
@@ -57,13 +58,15 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     /// Direct members whose current record we have not seen since their link came up: until it arrives we do not
     /// know whether their channel's keys and sequence numbers are still theirs, so its frames wait (parked).
     var awaitingRecord: Set<[UInt8]> = []
+    /// Members others introduced, and where their admission stands (SessionCore+Admission.swift).
+    var admissions: MemberAdmissions
     var sessionEncryption: EncryptionPreference { encryption }
     var localIdentity: LocalIdentity { identity.local }
     var sessionConfiguration: Session.Configuration { configuration }
 
     init(loop: EventLoop, identity: Identity, encryption: EncryptionPreference, configuration: Session.Configuration,
          tls: TLSContexts, source: SessionEvents.Producer.Source, roster: NIOLockedValueBox<[PeerID]>,
-         certificateHandler: NIOLockedValueBox<CertificateHandler?>) {
+         certificateHandler: NIOLockedValueBox<CertificateHandler?>, admissionHandler: NIOLockedValueBox<AdmissionHandler?>) {
         self.loop = loop
         self.identity = identity
         self.encryption = encryption
@@ -72,6 +75,9 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         self.source = source
         self.roster = roster
         self.certificateHandler = certificateHandler
+        self.admissionHandler = admissionHandler
+        self.admissions = MemberAdmissions(limits: .init(perIntroducer: configuration.maximumOpenAdmissionsPerNeighbor,
+                                                         total: configuration.maximumOpenAdmissions))
         self.mesh = MeshRoster(me: identity.peerID, initialVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12)
         self.transfers = TransferCenter(core: self, loop: loop, me: identity.peerID, configuration: configuration)
     }
@@ -320,6 +326,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             previous.leave()
         }
         members[peer] = link
+        admissions.linked(peer.keyID)
         announcedIncoming.remove(ObjectIdentifier(link))
         link.setAutoRead(reading)
         directLinksChanged(newLink: link)

@@ -59,6 +59,9 @@ public struct MemberPairing: Sendable {
             let code = VerificationCode.forMembers(own, peer)
             self.code = code
             return .verified(code)
+        case .admit, .refuse:
+            // Decisions, not pairing steps: `MemberAdmissions` takes them.
+            return .none
         }
     }
 }

@@ -159,7 +159,8 @@ public enum Frame: Hashable, Sendable {
     }
 }
 
-/// The body of a Pairing frame: a member's commitment to its pairing nonce, or the nonce itself.
+/// The body of a Pairing frame: a member's commitment to its pairing nonce, the nonce itself, or its admission
+/// decision about the receiver.
 public struct PairingFrame: Hashable, Sendable {
     /// Which step this is.
     public enum Step: UInt8, Hashable, Sendable, CaseIterable {
@@ -167,12 +168,17 @@ public struct PairingFrame: Hashable, Sendable {
         case commit = 0
         /// `value` is the sender's nonce, sent only after the receiver's commitment arrived.
         case reveal = 1
+        /// The sender admits the receiver into its session (`MemberAdmissions`); `value` is the receiver's session
+        /// key the decision was made for.
+        case admit = 2
+        /// The sender refuses the receiver; `value` as for `admit`.
+        case refuse = 3
     }
     /// Which step this is.
     public var step: Step
     /// The sender's encryption preference: whether what it sends through relays is encrypted end to end.
     public var encryption: EncryptionPreference
-    /// 32 bytes: a commitment or a nonce.
+    /// 32 bytes: a commitment, a nonce, or the receiver's session key.
     public var value: [UInt8]
     /// Creates a Pairing body.
     public init(step: Step, encryption: EncryptionPreference, value: [UInt8]) {
