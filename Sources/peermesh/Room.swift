@@ -48,8 +48,9 @@ enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
             ask: each request is numbered and shows the peer's name, key fingerprint and verification code; y/n answers \
             the one shown, /accept N|NAME and /decline N|NAME any of them, /requests lists them. known: trust on first \
             use: a new name is admitted and its key remembered in known_peers, a known name only with that key \
-            (`peermesh trust` and `peermesh forget` change it). none: nobody joins through you; members that others \
-            admitted are still accepted, because none governs who joins through you, not who is in the room.
+            (`peermesh trust` and `peermesh forget` change it). ask and known also judge members others introduce \
+            (reached through relays), as "member introduced by NAME". none: nobody joins through you; members that \
+            others admitted are still accepted, because none governs who joins through you, not who is in the room.
             """
     )
 }
@@ -78,6 +79,15 @@ final class Room: Sendable {
         self.trust = TrustOnFirstUse(file: .default, output: output)
         self.advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: [RoomKeys.room: name])
         (acks, ackSink) = AsyncStream.makeStream(of: (id: String, peer: PeerID).self, bufferingPolicy: .bufferingNewest(256))
+        // Members others introduce face the same policy as those who invite us. Without a handler the library admits
+        // them, which is what `all` and `none` mean for them.
+        if accept == .ask || accept == .known {
+            session.setAdmissionHandler { [weak self] admission in
+                guard let self else { return false }
+                return await self.admitMember(admission.peer, introducer: admission.introducer,
+                                              verificationCode: admission.verificationCode, deadline: admission.deadline)
+            }
+        }
     }
 
     /// Publishes the room; avahi-daemon trouble becomes a one-line error.

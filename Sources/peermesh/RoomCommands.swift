@@ -163,8 +163,9 @@ struct BrowseCommand: AsyncParsableCommand {
 
 // MARK: Shared steps
 
-/// Host or join: make the session, run `enter` (joining, or nothing), advertise the room so others can join
-/// through us, announce it, and stay until the person leaves.
+/// Host or join: make the session and the room (whose admission policy must be in place before the first member
+/// arrives), run `enter` (joining, or nothing), advertise the room so others can join through us, announce it, and
+/// stay until the person leaves.
 func stayInRoom(
     _ room: String, session options: SessionOptions, options roomOptions: RoomOptions, accept: AcceptPolicy,
     enter: (String, Session, RoomOutput) async throws -> (event: String, fields: [String: String], human: TerminalLine)
@@ -172,8 +173,8 @@ func stayInRoom(
     let name = try RoomKeys.validate(room)
     let output = RoomOutput(json: roomOptions.json)
     let mesh = try makeSession(options, roomOptions)
-    let announcement = try await enter(name, mesh, output)
     let room = try Room(session: mesh, name: name, serviceType: roomOptions.serviceType, accept: accept, output: output)
+    let announcement = try await enter(name, mesh, output)
     try await room.advertise()
     output.event(announcement.event, announcement.fields, human: announcement.human)
     await room.runInteractive()

@@ -102,4 +102,50 @@ struct HostileRoomTests {
         try host.send(line: "/requests")
         #expect(await host.line(within: 5, containing: "no requests are waiting") != nil, "\(host.output)")
     }
+
+    /// A member reached only through a relay is asked about like a joiner (`--accept ask`): declined, it never shows
+    /// up as a member and its messages never arrive; accepted, it joins.
+    @Test func membersReachedThroughARelayAreAskedAboutToo() async throws {
+        let hosts = TestHosts()
+        let a = try await hosts.up("pmha"), b = try await hosts.up("pmhb"), c = try await hosts.up("pmhc")
+        let ab = RoomCommandTests.subnet()
+        var bc = RoomCommandTests.subnet()
+        while bc == ab { bc = RoomCommandTests.subnet() }
+        try await hosts.link(a, b, subnet: ab)
+        try await hosts.link(b, c, subnet: bc)
+        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func peermesh(_ host: String, _ args: [String], _ name: String) -> [String] {
+            hosts.exec(host, RoomCommandTests.peermesh(args, name: name, type: type, directory: dir))
+        }
+        let alice = try Spawned(peermesh(a, ["host", "lobby", "--accept", "ask"], "alice"), input: true)
+        #expect(await alice.line(within: 10, containing: "is visible") != nil, "\(alice.output)")
+        let bob = try Spawned(peermesh(b, ["join", "lobby", "--timeout", "60"], "bob"), input: true)
+        #expect(await alice.line(within: 10, containing: "#1 bob wants to join —") != nil, "\(alice.output)")
+        try alice.send(line: "y")
+        #expect(await bob.line(within: 10, containing: "joined \"lobby\" through alice") != nil, "\(bob.output)")
+        #expect(await bob.line(within: 10, containing: "is visible") != nil, "\(bob.output)")
+
+        // Carol can reach only Bob, who lets her in; Alice is asked, names Bob as the introducer, and declines.
+        let carol = try Spawned(peermesh(c, ["join", "lobby", "--host", "bob", "--timeout", "60"], "carol"), input: true)
+        #expect(await bob.line(within: 15, containing: "carol (", "joined") != nil, "\(bob.output)")
+        #expect(await alice.line(within: 15, containing: "#2 carol wants to join as a member introduced by bob (", "verification code", "accept? y/n") != nil, "\(alice.output)")
+        try alice.send(line: "/decline carol")
+        #expect(await alice.line(within: 5, containing: "declined #2 carol") != nil, "\(alice.output)")
+        try carol.send(line: "hello from carol")
+        #expect(await bob.line(within: 10, containing: "carol: hello from carol") != nil, "\(bob.output)")
+        try bob.send(line: "marker from bob")
+        #expect(await alice.line(within: 10, containing: "bob: marker from bob") != nil, "\(alice.output)")
+        #expect(!alice.output.contains("carol: hello") && !alice.lines.contains { $0.contains("carol (") && $0.contains("joined") }, "\(alice.output)")
+
+        // Dave, also behind Bob, is accepted: he becomes a member and his words arrive.
+        let dave = try Spawned(peermesh(c, ["join", "lobby", "--host", "bob", "--timeout", "60"], "dave"), input: true)
+        #expect(await alice.line(within: 15, containing: "#3 dave wants to join as a member introduced by bob (") != nil, "\(alice.output)")
+        try alice.send(line: "y")
+        #expect(await alice.line(within: 15, containing: "dave (", "joined") != nil, "\(alice.output)")
+        try dave.send(line: "hello from dave")
+        #expect(await alice.line(within: 10, containing: "dave: hello from dave") != nil, "\(alice.output)")
+        for process in [dave, carol, bob, alice] { process.stop() }
+        await hosts.downAll()
+    }
 }
