@@ -13,6 +13,7 @@ struct ConnectCommand: AsyncParsableCommand {
     var code: String
 
     @OptionGroup var session: SessionOptions
+    @OptionGroup var incoming: IncomingFileOptions
 
     @Option(name: .customLong("message"), help: "A message to send once connected (repeatable).")
     var messages: [String] = []
@@ -33,7 +34,9 @@ struct ConnectCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let identity = try session.loadIdentity()
-        let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: "127.0.0.1"))
+        var configuration = session.configuration(host: "127.0.0.1")
+        incoming.apply(to: &configuration)
+        let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: configuration)
         let printer = Task {
             for await event in mesh.events {
                 writeLine(await EventPrinter.line(event, in: mesh))
@@ -45,7 +48,7 @@ struct ConnectCommand: AsyncParsableCommand {
             for file in files {
                 let url = URL(fileURLWithPath: file)
                 try await mesh.sendResource(at: url, name: url.lastPathComponent, to: peer)
-                writeLine("sent \(url.lastPathComponent)")
+                writeLine("sent \(TerminalText.escaped(url.lastPathComponent))")
             }
             if !stay {
                 await mesh.disconnect()

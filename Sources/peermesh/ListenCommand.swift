@@ -10,6 +10,7 @@ struct ListenCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var session: SessionOptions
+    @OptionGroup var files: IncomingFileOptions
 
     @Option(help: "Address to listen on.")
     var host: String = "0.0.0.0"
@@ -17,7 +18,9 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: "TCP port (0: any free port).")
     var port: Int = 0
 
-    @Option(help: "Which invitations to accept: all or none.")
+    @Option(help: ArgumentHelp(
+        "Which invitations to accept: all, known or none.",
+        discussion: "known: trust on first use, as for `host --accept known` (a new name is admitted and its key remembered in known_peers; a known name only with that key)."))
     var accept: AcceptPolicy = .all
 
     @Flag(help: "Send every received message back to its sender.")
@@ -26,13 +29,17 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: "Also write the connection code to this file once listening.")
     var connectionDataFile: String?
 
-    enum AcceptPolicy: String, ExpressibleByArgument { case all, none }
+    /// The `--accept` values `listen` supports (it reads no input, so it cannot ask).
+    enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable { case all, known, none }
 
     func run() async throws {
         let identity = try session.loadIdentity()
-        let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: session.configuration(host: host, port: port))
+        var configuration = session.configuration(host: host, port: port)
+        files.apply(to: &configuration)
+        let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: configuration)
         let code = try await mesh.connectionData().encoded
-        writeLine("listening as \(identity.peerID) — connection code:")
+        let trust = TrustOnFirstUse(file: .default, output: RoomOutput(json: false))
+        writeLine("listening as \(TerminalText.escaped(identity.peerID.description)) — connection code:")
         writeLine(code)
         if let connectionDataFile {
             try Data((code + "\n").utf8).write(to: URL(fileURLWithPath: connectionDataFile), options: .atomic)
@@ -41,7 +48,12 @@ struct ListenCommand: AsyncParsableCommand {
             writeLine(await EventPrinter.line(event, in: mesh))
             switch event {
             case .invitation(let invitation):
-                if accept == .all { try? invitation.accept() } else { try? invitation.decline() }
+                let admit = switch accept {
+                case .all: true
+                case .none: false
+                case .known: trust.admits(invitation.peer)
+                }
+                if admit { try? invitation.accept() } else { try? invitation.decline() }
             case .received(let data, let peer) where echo:
                 try? await mesh.send(data, to: [peer])
             default:

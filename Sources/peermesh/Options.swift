@@ -33,11 +33,14 @@ struct SessionOptions: ParsableArguments {
         return configuration
     }
 
-    static var defaultIdentityURL: URL {
+    static var defaultIdentityURL: URL { configDirectory.appendingPathComponent("identity.pem") }
+
+    /// `$XDG_CONFIG_HOME/peermesh`, else `~/.config/peermesh`: the identity and `known_peers` live here.
+    static var configDirectory: URL {
         let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].map { URL(fileURLWithPath: $0) }
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".config")
-        return base.appendingPathComponent("peermesh").appendingPathComponent("identity.pem")
+        return base.appendingPathComponent("peermesh")
     }
 
     static var defaultName: String {
@@ -58,54 +61,9 @@ enum Encryption: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-/// Prints one line per session event, the way a person reads them.
-enum EventPrinter {
-    /// The line for `event`; a `.connected` peer's link code and protection are read from `session`.
-    static func line(_ event: SessionEvent, in session: Session) async -> String {
-        var security: PeerSecurity?
-        if case .peerChanged(let peer, .connected) = event { security = await session.security(of: peer) }
-        return line(event, security: security)
-    }
-
-    /// `security` is the peer's, for a `.connected` event.
-    static func line(_ event: SessionEvent, security: PeerSecurity?) -> String {
-        let time = Date().formatted(.dateTime.hour(.twoDigits(amPM: .omitted)).minute(.twoDigits).second(.twoDigits))
-        switch event {
-        case .peerChanged(let peer, .connected):
-            return "[\(time)] \(peer) connected — " + (security.map { "\($0)" } ?? "verifying end to end…")
-        case .peerVerified(let peer, let security):
-            return "[\(time)] \(peer) verified — \(security)"
-        case .peerChanged(let peer, let state):
-            return "[\(time)] \(peer) is \(state)" + (reasonText(state).map { ": \($0)" } ?? "")
-        case .received(let data, let peer):
-            let text = String(data: data, encoding: .utf8) ?? "<\(data.count) bytes>"
-            return "[\(time)] \(peer.displayName): \(text)"
-        case .undelivered(let messages, let peer, let reason):
-            return "[\(time)] \(messages.count) message(s) to \(peer) may not have arrived: \(reason.message)"
-        case .invitation(let invitation):
-            return "[\(time)] invitation from \(invitation.peer) — verification code \(invitation.verificationCode)"
-        case .incomingConnectionFailed(let peer, let error):
-            return "[\(time)] incoming connection\(peer.map { " from \($0)" } ?? "") failed: \(error.message)"
-        case .resourceStarted(let name, let peer, let progress):
-            return "[\(time)] \(peer.displayName) is sending \(name) (\(progress.totalUnitCount) bytes)"
-        case .resourceFinished(let name, let peer, .success(let url)):
-            return "[\(time)] received \(name) from \(peer.displayName): \(url.path)"
-        case .resourceFinished(let name, let peer, .failure(let error)):
-            return "[\(time)] \(name) from \(peer.displayName) failed: \(error.message)"
-        case .streamOpened(let name, let peer, _):
-            return "[\(time)] \(peer.displayName) opened stream \(name)"
-        }
-    }
-
-    private static func reasonText(_ state: PeerState) -> String? {
-        if case .notConnected(let reason?) = state { return reason.message }
-        return nil
-    }
-}
-
-/// Writes to standard error.
+/// Writes one line to standard error, escaped: error messages can quote names and text from peers.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    FileHandle.standardError.write(Data((TerminalText.escaped(text) + "\n").utf8))
 }
 
 /// Writes `text` straight to standard output's file descriptor: each line reaches a pipe at once, and no stdio

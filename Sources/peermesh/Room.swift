@@ -17,6 +17,9 @@ struct RoomOptions: ParsableArguments {
     @Option(help: "Where received files go. Default: $XDG_DOWNLOAD_DIR/PeerMesh, ~/Downloads/PeerMesh, or ./PeerMesh Downloads.")
     var downloads: String?
 
+    @Option(help: ByteCount.maximumFileSizeHelp)
+    var maxFileSize: ByteCount = .defaultMaximumFileSize
+
     /// The receiving directory: the option, else a `PeerMesh` folder in the user's download directory, else
     /// `PeerMesh Downloads` in the current directory.
     var downloadsDirectory: URL {
@@ -34,8 +37,23 @@ struct RoomOptions: ParsableArguments {
     }
 }
 
-/// Who may join through us.
-enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable { case all, ask, none }
+/// Who may join through us: `--accept all|ask|known|none` (see `AcceptPolicy.help`).
+enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
+    case all, ask, known, none
+
+    /// The option's help, shared by `host` and `join`.
+    static let help = ArgumentHelp(
+        "Who may join through you: all, ask, known or none.",
+        discussion: """
+            ask: each request is numbered and shows the peer's name, key fingerprint and verification code; y/n answers \
+            the one shown, /accept N|NAME and /decline N|NAME any of them, /requests lists them. known: trust on first \
+            use: a new name is admitted and its key remembered in known_peers, a known name only with that key \
+            (`peermesh trust` and `peermesh forget` change it). ask and known also judge members others introduce \
+            (reached through relays), as "member introduced by NAME". none: nobody joins through you; members that \
+            others admitted are still accepted, because none governs who joins through you, not who is in the room.
+            """
+    )
+}
 
 /// A room we are in: the session, our advertisement of the room (so others can join through us), and the loop
 /// that joins typed lines, peers' events and Ctrl-C together.
@@ -45,7 +63,10 @@ final class Room: Sendable {
     let output: RoomOutput
     let accept: AcceptPolicy
     let advertiser: Advertiser
-    private let question = NIOLockedValueBox<Invitation?>(nil)
+    /// Requests waiting for the person's answer (`--accept ask`).
+    let requests = NIOLockedValueBox(AdmissionQueue())
+    /// `--accept known`'s memory of names and keys.
+    let trust: TrustOnFirstUse
     /// Acknowledgements as they arrive. Bounded: in an interactive room nobody waits for them, so old ones drop.
     private let acks: AsyncStream<(id: String, peer: PeerID)>
     private let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
@@ -55,8 +76,18 @@ final class Room: Sendable {
         self.name = name
         self.accept = accept
         self.output = output
+        self.trust = TrustOnFirstUse(file: .default, output: output)
         self.advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: [RoomKeys.room: name])
         (acks, ackSink) = AsyncStream.makeStream(of: (id: String, peer: PeerID).self, bufferingPolicy: .bufferingNewest(256))
+        // Members others introduce face the same policy as those who invite us. Without a handler the library admits
+        // them, which is what `all` and `none` mean for them.
+        if accept == .ask || accept == .known {
+            session.setAdmissionHandler { [weak self] admission in
+                guard let self else { return false }
+                return await self.admitMember(admission.peer, introducer: admission.introducer,
+                                              verificationCode: admission.verificationCode, deadline: admission.deadline)
+            }
+        }
     }
 
     /// Publishes the room; avahi-daemon trouble becomes a one-line error.
@@ -69,6 +100,7 @@ final class Room: Sendable {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.followSession(); return false }
             group.addTask { await self.followAdvertiser(); return false }
+            group.addTask { await self.expireRequests(); return false }
             group.addTask {
                 for await _ in TerminationSignals.stream() { return true }
                 return true
@@ -147,15 +179,7 @@ final class Room: Sendable {
 
     /// Handles one typed line; returns false to leave.
     private func handle(_ line: String) async -> Bool {
-        if let pending = question.withLockedValue({ value in defer { value = nil }; return value }) {
-            let yes = line.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("y")
-            do {
-                if yes { try pending.accept() } else { try pending.decline() }
-            } catch {
-                output.error(error.message)
-            }
-            return true
-        }
+        if handleAdmission(line.trimmingCharacters(in: .whitespaces)) { return true }
         switch line.trimmingCharacters(in: .whitespaces) {
         case "":
             return true
@@ -166,6 +190,7 @@ final class Room: Sendable {
             return true
         case "/help":
             writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file, /peers lists members, /quit leaves.")
+            writeLine("Join requests (--accept ask): y/n answers the one shown, /accept N|NAME and /decline N|NAME any of them, /requests lists them.")
             return true
         case let command where command.hasPrefix("/send"):
             Task { await sendFile(command) }
@@ -315,7 +340,7 @@ final class Room: Sendable {
             case .peerChanged(let peer, .notConnected(let reason)):
                 var fields = RoomOutput.fields(peer)
                 if let reason, reason.code != .peerDisconnected { fields["reason"] = reason.message }
-                output.event("left", fields, human: "\(peer.displayName) left" + (fields["reason"].map { " (\($0))" } ?? ""))
+                output.event("left", fields, human: "\(peer.displayName) left\(fields["reason"].map { " (\($0))" } ?? "")")
             case .peerChanged:
                 break
             case .received(let data, let peer):
@@ -323,7 +348,7 @@ final class Room: Sendable {
                 switch message.kind {
                 case .chat:
                     output.event("message", RoomOutput.fields(peer).merging(["text": message.text ?? ""]) { $1 },
-                                 human: "\(peer.displayName): \(message.text ?? "")")
+                                 human: "\(peer.displayName): \(message: message.text ?? "")")
                     if !message.id.isEmpty { try? await session.send(RoomMessage.ack(message.id).encoded, to: [peer]) }
                 case .ack:
                     ackSink.yield((message.id, peer))
@@ -352,21 +377,6 @@ final class Room: Sendable {
                 output.event("connection-failed", ["message": error.message, "peer": peer?.displayName ?? ""],
                              human: "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(error.message)")
             }
-        }
-    }
-
-    private func answer(_ invitation: Invitation) {
-        guard String(decoding: invitation.context, as: UTF8.self) == name else {
-            try? invitation.decline()   // an invitation meant for another room on this service type
-            return
-        }
-        switch accept {
-        case .all: try? invitation.accept()
-        case .none: try? invitation.decline()
-        case .ask:
-            question.withLockedValue { $0 = invitation }
-            output.event("question", RoomOutput.fields(invitation.peer).merging(["code": invitation.verificationCode]) { $1 },
-                         human: "\(invitation.peer) wants to join (verification code \(invitation.verificationCode)). Accept? [y/n]")
         }
     }
 

@@ -16,7 +16,7 @@ struct HostCommand: AsyncParsableCommand {
     @OptionGroup var session: SessionOptions
     @OptionGroup var options: RoomOptions
 
-    @Option(help: "Who may join: all, ask (prompt y/n with the joiner's verification code) or none.")
+    @Option(help: AcceptPolicy.help)
     var accept: AcceptPolicy = .all
 
     func run() async throws {
@@ -48,7 +48,7 @@ struct JoinCommand: AsyncParsableCommand {
     @OptionGroup var session: SessionOptions
     @OptionGroup var options: RoomOptions
 
-    @Option(help: "Who may join through you: all, ask or none.")
+    @Option(help: AcceptPolicy.help)
     var accept: AcceptPolicy = .all
 
     func run() async throws {
@@ -163,17 +163,18 @@ struct BrowseCommand: AsyncParsableCommand {
 
 // MARK: Shared steps
 
-/// Host or join: make the session, run `enter` (joining, or nothing), advertise the room so others can join
-/// through us, announce it, and stay until the person leaves.
+/// Host or join: make the session and the room (whose admission policy must be in place before the first member
+/// arrives), run `enter` (joining, or nothing), advertise the room so others can join through us, announce it, and
+/// stay until the person leaves.
 func stayInRoom(
     _ room: String, session options: SessionOptions, options roomOptions: RoomOptions, accept: AcceptPolicy,
-    enter: (String, Session, RoomOutput) async throws -> (event: String, fields: [String: String], human: String)
+    enter: (String, Session, RoomOutput) async throws -> (event: String, fields: [String: String], human: TerminalLine)
 ) async throws {
     let name = try RoomKeys.validate(room)
     let output = RoomOutput(json: roomOptions.json)
     let mesh = try makeSession(options, roomOptions)
-    let announcement = try await enter(name, mesh, output)
     let room = try Room(session: mesh, name: name, serviceType: roomOptions.serviceType, accept: accept, output: output)
+    let announcement = try await enter(name, mesh, output)
     try await room.advertise()
     output.event(announcement.event, announcement.fields, human: announcement.human)
     await room.runInteractive()
@@ -183,6 +184,7 @@ func makeSession(_ options: SessionOptions, _ room: RoomOptions) throws -> Sessi
     var configuration = options.configuration()
     configuration.maximumPeers = room.maxPeers
     configuration.receivingDirectory = room.downloadsDirectory
+    configuration.maximumIncomingResourceSize = room.maxFileSize.bytes
     return try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
 }
 

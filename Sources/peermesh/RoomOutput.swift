@@ -2,10 +2,15 @@ import Foundation
 import PeerMesh
 
 /// Prints what happens in a room: one human line per event, or one JSON object per line with `--json`.
+///
+/// Human lines always start with `[HH:MM:SS] ` and their values are escaped (`TerminalLine`); JSON carries the
+/// exact text, escaped only as JSON escapes it.
 struct RoomOutput: Sendable {
+    /// One JSON object per line instead of text.
     let json: Bool
 
-    func event(_ name: String, _ fields: [String: String] = [:], human: String) {
+    /// Prints event `name`: `fields` (plus `event` and `time`) as JSON, or `[HH:MM:SS] ` and `human`.
+    func event(_ name: String, _ fields: [String: String] = [:], human: TerminalLine) {
         if json {
             var object = fields
             object["event"] = name
@@ -13,10 +18,11 @@ struct RoomOutput: Sendable {
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             writeLine(String(decoding: data, as: UTF8.self))
         } else {
-            writeLine("[\(Self.clock())] \(human)")
+            writeLine("[\(Self.clock())] \(human.text)")
         }
     }
 
+    /// An error: one escaped line on standard error (and a JSON `error` event with `--json`).
     func error(_ message: String) {
         if json {
             event("error", ["message": message], human: "")
@@ -24,12 +30,14 @@ struct RoomOutput: Sendable {
         printError("error: \(message)")
     }
 
+    /// The time as event lines show it: `HH:MM:SS`.
     static func clock() -> String {
         let formatter = DateFormatter()
         formatter.dateFormat = "HH:mm:ss"
         return formatter.string(from: Date())
     }
 
+    /// The JSON fields that name a peer: `peer` (display name) and `peer_id` (key ID).
     static func fields(_ peer: PeerID) -> [String: String] {
         ["peer": peer.displayName, "peer_id": peer.id]
     }

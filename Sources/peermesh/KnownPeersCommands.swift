@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+import PeerMesh
+
+/// `peermesh trust NAME KEY-ID`: remember (or replace) the key a display name must have under `--accept known`.
+struct TrustCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trust",
+        abstract: "Remember that NAME's key is KEY-ID, for --accept known (replaces the key remembered before).",
+        discussion: "KEY-ID is the 64-hex-digit SHA-256 of the peer's key: the `peer id` that `peermesh identity` prints on the peer's machine, also shown when --accept known refuses a changed key. The file is \(KnownPeersHelp.location)."
+    )
+
+    @Argument(help: "The peer's display name.")
+    var name: String
+
+    @Argument(help: "The peer's key ID (64 hex digits; `-`, `:` and spaces between groups are ignored).")
+    var keyID: String
+
+    func run() async throws {
+        try await runRoom {
+            do throws(PeerMeshError) { try PeerID.validate(displayName: name) } catch { throw CLIError(error.message, exitCode: 2) }
+            guard let key = KnownPeers.keyID(keyID) else {
+                throw CLIError("\"\(keyID)\" is not a key ID: give all 64 hex digits (the short fingerprint is not enough to trust a key).", exitCode: 2)
+            }
+            let file = KnownPeersFile.default
+            let previous = try file.update { known throws(CLIError) in
+                defer { known[name] = key }
+                return known[name]
+            }
+            let short = KnownPeersHelp.fingerprint(key, name: name)
+            switch previous {
+            case nil: writeLine("\(TerminalText.escaped(name)) is now known with key \(short)")
+            case key?: writeLine("\(TerminalText.escaped(name)) was already known with key \(short)")
+            case let old?: writeLine("\(TerminalText.escaped(name))'s key is now \(short) (was \(KnownPeersHelp.fingerprint(old, name: name)))")
+            }
+        }
+    }
+}
+
+/// `peermesh forget NAME`: drop a display name from `known_peers`; the next peer with that name is remembered anew.
+struct ForgetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget",
+        abstract: "Forget NAME's remembered key: under --accept known, the next peer called NAME is accepted and remembered.",
+        discussion: "The file is \(KnownPeersHelp.location)."
+    )
+
+    @Argument(help: "The peer's display name.")
+    var name: String
+
+    func run() async throws {
+        try await runRoom {
+            let previous = try KnownPeersFile.default.update { known throws(CLIError) in
+                defer { known[name] = nil }
+                return known[name]
+            }
+            guard let previous else {
+                throw CLIError("\(name) is not in \(KnownPeersFile.default.url.path); `peermesh known` lists the names it holds.")
+            }
+            writeLine("forgot \(TerminalText.escaped(name))'s key \(KnownPeersHelp.fingerprint(previous, name: name))")
+        }
+    }
+}
+
+/// `peermesh known`: list the remembered names and keys.
+struct KnownCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "known",
+        abstract: "List the peers --accept known remembers: \"NAME\" KEY-ID, one per line.",
+        discussion: KnownPeersHelp.format
+    )
+
+    func run() async throws {
+        try await runRoom {
+            let file = KnownPeersFile.default
+            let known = try file.read()
+            if known.entries.isEmpty { writeLine("no known peers yet (\(file.url.path))") }
+            for entry in known.entries { writeLine("\(KnownPeers.quote(entry.name)) \(entry.keyID)") }
+        }
+    }
+}
+
+/// Texts about `known_peers` that several commands' help shares.
+enum KnownPeersHelp {
+    static let location = "$XDG_CONFIG_HOME/peermesh/known_peers (default ~/.config/peermesh/known_peers)"
+
+    static let format = """
+        The file is \(location), mode 0600: one line per name, `"NAME" KEY-ID`, the name in double quotes \
+        (\\" \\\\ and \\u{HEX} for control characters are its only escapes) and KEY-ID the SHA-256 of the peer's key \
+        in 64 hex digits. Lines starting with # are comments.
+        """
+
+    /// The short fingerprint people compare (`a1b2-c3d4-e5f6-0718`) of a full key ID.
+    static func fingerprint(_ keyID: String, name: String) -> String {
+        PeerID(id: keyID, displayName: name)?.fingerprint ?? String(keyID.prefix(16))
+    }
+
+    /// `name` as one shell word, for commands printed for people to paste.
+    static func shellWord(_ name: String) -> String {
+        let plain = name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || "._@+-".unicodeScalars.contains($0) }
+        return plain ? name : "'" + name.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `known_peers` file on disk (`$XDG_CONFIG_HOME/peermesh/known_peers`), shared by every `peermesh` process of
+/// the user.
+///
+/// Each change holds an exclusive lock (`flock` on `.known_peers.lock` next to it), re-reads the file, changes it
+/// and replaces it atomically (a 0600 temporary file renamed over it), so two rooms remembering peers at once lose
+/// neither entry and a reader never sees half a file. The directory is created 0700.
+struct KnownPeersFile: Sendable {
+    let url: URL
+
+    /// The file in the user's peermesh configuration directory.
+    static var `default`: KnownPeersFile {
+        KnownPeersFile(url: SessionOptions.configDirectory.appendingPathComponent("known_peers"))
+    }
+
+    /// What `--accept known` decided about a peer.
+    enum Verdict: Equatable, Sendable {
+        /// First time we see the name: its key is remembered now.
+        case remembered
+        /// The name's remembered key.
+        case known
+        /// The name was remembered with another key (given here).
+        case changed(rememberedKeyID: String)
+    }
+
+    /// The entries now (none when the file does not exist yet).
+    func read() throws(CLIError) -> KnownPeers {
+        guard FileManager.default.fileExists(atPath: url.path) else { return KnownPeers() }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw CLIError("Cannot read \(url.path): check its permissions.")
+        }
+        do { return try KnownPeers(parsing: String(decoding: data, as: UTF8.self)) } catch {
+            throw CLIError("\(url.path) \(error.description)")
+        }
+    }
+
+    /// Trust on first use: remembers `peer`'s key if its name is new, else compares it with the remembered one.
+    func check(_ peer: PeerID) throws(CLIError) -> Verdict {
+        try update { known in
+            switch known[peer.displayName] {
+            case nil:
+                known[peer.displayName] = peer.id
+                return .remembered
+            case peer.id?:
+                return .known
+            case let other?:
+                return .changed(rememberedKeyID: other)
+            }
+        }
+    }
+
+    /// Runs `change` on the current entries under the lock and writes them back if it changed them.
+    func update<T>(_ change: (inout KnownPeers) throws(CLIError) -> T) throws(CLIError) -> T {
+        let directory = url.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CLIError("Cannot create \(directory.path): check the permissions of its parent directory.")
+        }
+        let lockPath = directory.appendingPathComponent(".known_peers.lock").path
+        let lock = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw CLIError("Cannot open \(lockPath): check the directory's permissions.") }
+        defer { close(lock) }   // closing releases the lock
+        while flock(lock, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw CLIError("Cannot lock \(lockPath) (errno \(errno)).") }
+        }
+        var known = try read()
+        let before = known
+        let result = try change(&known)
+        if known != before { try write(known) }
+        return result
+    }
+
+    /// Replaces the file with `known`: a new 0600 file beside it, flushed to disk, then renamed over it.
+    private func write(_ known: KnownPeers) throws(CLIError) {
+        let temporary = url.path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CLIError("Cannot write \(temporary) (errno \(errno)): check the directory's permissions.") }
+        var bytes = Array(known.text.utf8)[...]
+        var failed = false
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                failed = true
+                break
+            }
+            bytes = bytes.dropFirst(written)
+        }
+        if fsync(fd) != 0 { failed = true }
+        close(fd)
+        guard !failed, rename(temporary, url.path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw CLIError("Cannot write \(url.path) (errno \(code)): check the disk and the directory's permissions.")
+        }
+    }
+}

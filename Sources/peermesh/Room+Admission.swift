@@ -1,0 +1,151 @@
+import Foundation
+import PeerMesh
+
+/// Who gets in: the `--accept` policy for invitations, and the numbered questions of `--accept ask`.
+extension Room {
+    /// Answers an invitation to this room under the `--accept` policy.
+    func answer(_ invitation: Invitation) {
+        guard String(decoding: invitation.context, as: UTF8.self) == name else {
+            try? invitation.decline()   // an invitation meant for another room on this service type
+            return
+        }
+        switch accept {
+        case .all: try? invitation.accept()
+        case .none: try? invitation.decline()
+        case .known: if trust.admits(invitation.peer) { try? invitation.accept() } else { try? invitation.decline() }
+        case .ask:
+            ask(AdmissionRequest(peer: invitation.peer, kind: .invitation, verificationCode: invitation.verificationCode,
+                                 isExpired: { invitation.isExpired },
+                                 accept: { () throws(PeerMeshError) in try invitation.accept() },
+                                 decline: { () throws(PeerMeshError) in try invitation.decline() }))
+        }
+    }
+
+    /// Whether a member introduced by `introducer` (reached through relays) may join, under the `--accept` policy:
+    /// `all` and `none` admit it (`none` governs who joins through us, not who is in the room), `known` checks
+    /// `known_peers`, `ask` queues a numbered request and waits for the answer or `deadline` (then no).
+    func admitMember(_ peer: PeerID, introducer: PeerID, verificationCode: String, deadline: ContinuousClock.Instant) async -> Bool {
+        switch accept {
+        case .all, .none: return true
+        case .known: return trust.admits(peer)
+        case .ask:
+            let answer = PendingAnswer()
+            ask(AdmissionRequest(peer: peer, kind: .member(via: introducer), verificationCode: verificationCode,
+                                 isExpired: { ContinuousClock.now >= deadline },
+                                 accept: { answer.resolve(true) }, decline: { answer.resolve(false) }))
+            return await answer.value()
+        }
+    }
+
+    /// Queues `request` and shows its prompt, or, while another prompt is shown, lists it as also waiting.
+    func ask(_ request: AdmissionRequest) {
+        let (entry, isShown) = requests.withLockedValue { $0.add(request) }
+        if isShown {
+            prompt(entry)
+        } else {
+            let shown = requests.withLockedValue { $0.shownRequest?.number }
+            output.event("question-waiting", Self.fields(entry), human: """
+                also waiting: \(Self.describe(entry)) — /accept \(entry.number) or /decline \(entry.number) answers it\
+                \(shown.map { "; y/n still answers #\($0)" } ?? "")
+                """)
+        }
+    }
+
+    /// Handles `y`/`n`, `/accept`, `/decline` and `/requests`; false when `line` is none of them (or is a plain
+    /// y/n with no question shown, which is then just a chat line).
+    func handleAdmission(_ line: String) -> Bool {
+        let words = line.split(separator: " ", maxSplits: 1).map(String.init)
+        switch words.first?.lowercased() {
+        case "y", "yes", "n", "no":
+            guard words.count == 1,
+                  let taken = requests.withLockedValue({ $0.takeShown(at: .now) }) else { return false }
+            finish(taken, accept: words[0].lowercased().hasPrefix("y"))
+        case "/accept", "/decline":
+            guard words.count == 2 else {
+                output.error("Usage: \(words[0]) N or \(words[0]) NAME; /requests lists the waiting requests.")
+                return true
+            }
+            let selector = AdmissionQueue.Selector(words[1].trimmingCharacters(in: .whitespaces))
+            finish(requests.withLockedValue { $0.take(selector) }, accept: words[0] == "/accept")
+        case "/requests":
+            let (pending, shown) = requests.withLockedValue { ($0.pending, $0.shownRequest?.number) }
+            if pending.isEmpty { output.event("requests", ["count": "0"], human: "no requests are waiting") }
+            for entry in pending {
+                output.event("request", Self.fields(entry).merging(["shown": "\(entry.number == shown)"]) { $1 },
+                             human: "\(Self.describe(entry))\(entry.number == shown ? " — shown: y/n answers it" : "")")
+            }
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// Drops expired requests (saying so) and shows the next prompt, four times a second until cancelled.
+    func expireRequests() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            let expired = requests.withLockedValue { $0.removeExpired() }
+            for entry in expired {
+                try? entry.request.decline()   // tells a waiting member admission "no"; an invitation has expired already
+                output.event("request-expired", Self.fields(entry),
+                             human: "request #\(entry.number) from \(entry.request.peer) expired before it was answered")
+            }
+            if !expired.isEmpty { showNext() }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Applies an answer to the request it was bound to, then shows the next prompt.
+    private func finish(_ taken: Result<AdmissionQueue.Pending, AdmissionQueue.Refusal>, accept: Bool) {
+        switch taken {
+        case .failure(let refusal):
+            output.error(refusal.message)
+            return
+        case .success(let entry):
+            do {
+                if accept { try entry.request.accept() } else { try entry.request.decline() }
+                output.event("answered", Self.fields(entry).merging(["answer": accept ? "accepted" : "declined"]) { $1 },
+                             human: "\(accept ? "accepted" : "declined") #\(entry.number) \(entry.request.peer)")
+            } catch {
+                output.error("Request #\(entry.number) from \(entry.request.peer): \(error.message)")
+            }
+        }
+        showNext()
+    }
+
+    private func showNext() {
+        if let next = requests.withLockedValue({ $0.showNext(at: .now) }) { prompt(next) }
+    }
+
+    private func prompt(_ entry: AdmissionQueue.Pending) {
+        output.event("question", Self.fields(entry),
+                     human: "\(Self.describe(entry)) — accept? y/n (or /accept \(entry.number), /decline \(entry.number))")
+    }
+
+    /// `#1 alice wants to join — key a1b2-…, verification code 123 456`.
+    private static func describe(_ entry: AdmissionQueue.Pending) -> TerminalLine {
+        let request = entry.request
+        let how: TerminalLine = switch request.kind {
+        case .invitation: "wants to join"
+        case .member(let introducer): "wants to join as a member introduced by \(introducer)"
+        }
+        return "#\(entry.number) \(request.peer.displayName) \(how) — key \(request.peer.fingerprint), verification code \(request.verificationCode)"
+    }
+
+    private static func fields(_ entry: AdmissionQueue.Pending) -> [String: String] {
+        var fields = RoomOutput.fields(entry.request.peer)
+        fields["number"] = "\(entry.number)"
+        fields["fingerprint"] = entry.request.peer.fingerprint
+        fields["code"] = entry.request.verificationCode
+        switch entry.request.kind {
+        case .invitation:
+            fields["kind"] = "invitation"
+        case .member(let introducer):
+            fields["kind"] = "member"
+            fields["via"] = introducer.displayName
+            fields["via_id"] = introducer.id
+        }
+        return fields
+    }
+}

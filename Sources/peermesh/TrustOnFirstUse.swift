@@ -1,0 +1,38 @@
+import Foundation
+import PeerMesh
+
+/// `--accept known`: a new display name is admitted and its key remembered; a known name is admitted with its
+/// remembered key only. Says what it did on the room's output.
+struct TrustOnFirstUse: Sendable {
+    let file: KnownPeersFile
+    let output: RoomOutput
+
+    /// Whether `peer` may join; prints the key it remembered, or why it refused.
+    func admits(_ peer: PeerID) -> Bool {
+        let verdict: KnownPeersFile.Verdict
+        do { verdict = try file.check(peer) } catch {
+            output.error("\(peer) was refused: \(error.description)")
+            return false
+        }
+        var fields = RoomOutput.fields(peer)
+        fields["fingerprint"] = peer.fingerprint
+        switch verdict {
+        case .known:
+            return true
+        case .remembered:
+            output.event("remembered", fields, human: "remembered \(peer.displayName)'s key \(peer.fingerprint) in \(file.url.path)")
+            return true
+        case .changed(let remembered):
+            let old = KnownPeersHelp.fingerprint(remembered, name: peer.displayName)
+            fields["remembered_id"] = remembered
+            fields["remembered_fingerprint"] = old
+            let name = KnownPeersHelp.shellWord(peer.displayName)
+            output.event("key-changed", fields, human: """
+                WARNING: refused \(peer.displayName): its key \(peer.fingerprint) is not the key remembered for that name \
+                (\(old)). Someone may be posing as \(peer.displayName). If \(peer.displayName) really has a new key, \
+                check it with them, then run `peermesh trust \(name) \(peer.id)` (or `peermesh forget \(name)`).
+                """)
+            return false
+        }
+    }
+}
