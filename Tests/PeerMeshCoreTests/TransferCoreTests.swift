@@ -104,6 +104,8 @@ struct ResourceNameTests {
         ("tab\there", "tabhere"),
         ("  spaced  ", "spaced"),
         ("über résumé.pdf", "über résumé.pdf"),
+        ("report\u{202E}fdp.exe", "reportfdp.exe"),
+        ("a\u{2066}b\u{2069}\u{200F}c\u{85}d\u{9B}e", "abcde"),
     ])
     func sanitize(raw: String, expected: String) {
         #expect(ResourceName.sanitize(raw) == expected)

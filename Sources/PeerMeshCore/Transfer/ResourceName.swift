@@ -6,12 +6,13 @@ public enum ResourceName {
     public static let fallback = "resource"
 
     /// A single path component that can never point outside the directory it is joined to: the last component
-    /// of `raw` (either slash), without control characters or NUL, without leading dots (no `..`, no hidden
-    /// files) or surrounding spaces, at most `maximumBytes` UTF-8 bytes (keeping a short extension).
+    /// of `raw` (either slash), without control characters (C0, DEL, C1) or bidirectional controls (which make
+    /// `report\u{202E}fdp.exe` look like `reportexe.pdf`), without leading dots (no `..`, no hidden files) or
+    /// surrounding spaces, at most `maximumBytes` UTF-8 bytes (keeping a short extension).
     public static func sanitize(_ raw: String) -> String {
         let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
-        for scalar in lastComponent.unicodeScalars where scalar.value >= 0x20 && scalar.value != 0x7f {
+        for scalar in lastComponent.unicodeScalars where !isHidden(scalar) {
             scalars.append(scalar)
         }
         var name = String(scalars).trimmingSpaces()
@@ -24,6 +25,14 @@ public enum ResourceName {
         var stem = ext.isEmpty ? name : String(name[..<dot!])
         while stem.utf8.count + ext.utf8.count > maximumBytes { stem.removeLast() }
         return stem.trimmingSpaces().isEmpty ? fallback + ext : stem + ext
+    }
+
+    /// Characters a file name must not carry: controls, and the invisible ones that reorder what is shown.
+    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029: true
+        default: false
+        }
     }
 
     /// The `attempt`-th alternative for a name already taken: `photo.jpg` → `photo (2).jpg`.
