@@ -88,6 +88,7 @@ let package = Package(
             dependencies: [
                 "PeerMesh",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/PeerMeshMeshPeer"

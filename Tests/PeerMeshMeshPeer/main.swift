@@ -24,6 +24,10 @@
 //                                          SHA-256 of what it sent.
 //   file NAME PATH                         send a file; reply once the receiver verified it
 //   stream NAME STREAM CHUNKS              open STREAM to NAME and write CHUNKS numbered chunks (`MeshPayload.chunk`)
+//   forge COUNT HOST PORT                  flood link-state records for COUNT made-up members linked to us, each
+//                                          publishing HOST:PORT as where it listens (a member that forges the roster)
+//   trap HOST                              listen on HOST (any port, replied) and count the connections made to it
+//   trapped                                how many connections reached the trap
 //   tamper                                 (with --tamper) start tampering with what this member relays
 //   stats                                  members, mesh counters, what arrived from each sender, what was tampered
 //   quit                                   leave the session and exit 0 (so does the end of standard input)
@@ -33,6 +37,7 @@ import Crypto
 import Foundation
 import NIOCore
 import PeerMesh
+import NIOPosix
 import Synchronization
 
 /// What the test and this peer agree on: the exact bytes of every message and stream chunk, so the receiver can
@@ -193,6 +198,7 @@ final class Peer: Sendable {
     let session: Session
     let tamperer: Tamperer?
     private let ledgers = Mutex<[String: Ledger]>([:])
+    let trap = Trap()
     private let advertiser = Mutex<Advertiser?>(nil)
 
     init(arguments: [String: String], tamper: Bool) throws {
@@ -395,6 +401,34 @@ final class Peer: Sendable {
             }
             try await writer.finish()
             return ["event": "stream-sent", "to": args[0], "name": args[1], "bytes": total, "sha256": hex(hasher.finalize())]
+        case ("forge", 3):
+            // Records for COUNT made-up members, each linked to us and listening at HOST:PORT, and a record of ours
+            // (with a version no genuine one of ours will reach) listing them besides our real neighbours.
+            guard let count = Int(args[0]), count > 0, count <= 1000, let port = UInt16(args[2]) else { throw Failure("forge COUNT HOST PORT") }
+            let bytes = args[1].split(separator: ".").compactMap { UInt8($0) }
+            guard bytes.count == 4 else { throw Failure("forge: HOST must be an IPv4 address") }
+            let endpoint = try ConnectionData.Endpoint(address: bytes, port: port)
+            let me = session.myPeerID.keyID
+            var records: [LinkStateRecord] = []
+            var fakes: [[UInt8]] = []
+            for index in 0..<count {
+                let fake = try Identity.generate(displayName: "fake-\(index)")
+                fakes.append(fake.peerID.keyID)
+                records.append(try LinkStateRecord.signed(by: fake.local, version: 1, neighbors: [me],
+                                                          sessionKey: (0..<32).map { _ in .random(in: 0...255) }, endpoints: [endpoint]))
+            }
+            var neighbors = fakes
+            for peer in session.connectedPeers where await session.route(to: peer) == .direct { neighbors.append(peer.keyID) }
+            records.append(try LinkStateRecord.signed(by: session.identity.local, version: UInt64.max / 2, neighbors: neighbors,
+                                                      sessionKey: (0..<32).map { _ in .random(in: 0...255) }))
+            await session.floodRecords(records)
+            return ["event": "forged", "count": count]
+        case ("trap", 1):
+            // A listener that only counts who dials it: where forged records point (`forge`).
+            let port = try await trap.open(host: args[0])
+            return ["event": "trap", "port": port]
+        case ("trapped", 0):
+            return ["event": "trapped", "connections": trap.connections]
         case ("tamper", 0):
             guard let tamperer else { throw Failure("started without --tamper") }
             tamperer.arm()
@@ -407,7 +441,8 @@ final class Peer: Sendable {
                 "counters": ["relayed": counters.relayed, "droppedForgeries": counters.droppedForgeries,
                              "droppedDuplicates": counters.droppedDuplicates, "droppedNoRoute": counters.droppedNoRoute,
                              "droppedHopLimit": counters.droppedHopLimit, "retransmitted": counters.retransmitted,
-                             "invalidRecords": counters.invalidRecords],
+                             "invalidRecords": counters.invalidRecords, "droppedUnadmitted": counters.droppedUnadmitted,
+                             "refusedMembers": counters.refusedMembers],
                 "received": ledgers.withLock { $0.mapValues(\.json) },
             ]
             if let tamperer { fields["tamper"] = tamperer.json }
@@ -515,3 +550,22 @@ func main() async {
 }
 
 await main()
+
+/// A TCP listener that accepts, counts and closes: it shows whether anyone dialled an address a forged record named.
+final class Trap: Sendable {
+    private let count = Mutex(0)
+    private let channel = Mutex<Channel?>(nil)
+
+    var connections: Int { count.withLock { $0 } }
+
+    func open(host: String) async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { child in
+                self.count.withLock { $0 += 1 }
+                return child.close()
+            }
+            .bind(host: host, port: 0).get()
+        self.channel.withLock { $0 = channel }
+        return channel.localAddress?.port ?? 0
+    }
+}

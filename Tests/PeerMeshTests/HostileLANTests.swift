@@ -94,6 +94,32 @@ struct HostileLANTests {
         await hosts.downAll()
     }
 
+    /// A–B–C where B, admitted by A, floods link-state records for 200 made-up members that publish an address B
+    /// listens on. A (whose app admits every member) never reports one of them — they run no session, so none
+    /// admits A back — and nobody dials the address they published.
+    @Test func forgedMembersAreNeverShownAndTheirAddressesNeverDialled() async throws {
+        try await MeshProcessTests.Cluster.run { cluster in
+            let (alice, bob, carol) = try await MeshProcessTests.line(cluster)
+            // Bob's address on the subnet it shares with Alice: her host's own address there, ending in .2.
+            let addresses = try await run(cluster.hosts.exec(cluster.hosts.names[0], ["ip", "-4", "-o", "addr", "show"]), within: 5).output
+            let aliceAddress = try #require(addresses.split(separator: " ").first { $0.hasPrefix("10.") && $0.hasSuffix(".1/24") })
+            let bobAddress = aliceAddress.dropLast(".1/24".count) + ".2"
+            let trap = try #require(try await bob.command("trap \(bobAddress)").port)
+            #expect(try await bob.command("forge 200 \(bobAddress) \(trap)").count == 200)
+            // A admits each made-up member at once and tells it so; B has no path to them and drops what A sent.
+            _ = try await bob.stats(within: 30) { $0.counter("droppedNoRoute") >= 200 }
+            let atAlice = try await alice.command("stats")
+            #expect(atAlice.members == ["bob", "carol"], "\(atAlice.members ?? [])")
+            let atCarol = try await carol.command("stats")
+            #expect(atCarol.members == ["alice", "bob"], "\(atCarol.members ?? [])")
+            #expect(try await bob.command("trapped").connections == 0, "someone dialled the forged members' address")
+            // The session still works between its real members.
+            let sent = try await alice.command("send carol 20 reliable", within: 30)
+            let received = try await carol.stats(within: 20) { ($0.received?["alice"]?.delivered ?? 0) >= 20 }
+            MeshProcessTests.expectExactly(20, received.received?["alice"], digest: sent.sha256, "alice → carol")
+        }
+    }
+
     /// The port `pid` listens on (its only listening TCP socket), read from /proc.
     static func listeningPort(of pid: Int32) async -> Int? {
         var port: Int?

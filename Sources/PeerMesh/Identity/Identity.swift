@@ -14,7 +14,7 @@ public struct Identity: Sendable {
     public let peerID: PeerID
     /// Our self-signed certificate.
     public let certificate: Certificate
-    let local: LocalIdentity
+    package let local: LocalIdentity
 
     /// A short, human-comparable fingerprint of our key (e.g. `a1b2-c3d4-e5f6-0718`).
     public var fingerprint: String { peerID.fingerprint }

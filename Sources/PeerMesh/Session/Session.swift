@@ -151,6 +151,15 @@ public final class Session: Sendable {
         try? await core.loop.submit { self.core.disconnect() }.get()
     }
 
+    /// Tests only: floods `records` to every direct member as if we had received them (a member that forges link
+    /// state, in the hostile-LAN tests' attacker process).
+    package func floodRecords(_ records: [LinkStateRecord]) async {
+        let core = self.core
+        try? await core.loop.submit {
+            for link in core.memberLinks.values { for record in records { link.enqueue(.linkState(record), on: .control) } }
+        }.get()
+    }
+
     /// `disconnect()` for synchronous callers (the MultipeerConnectivity layer): returns once the peers were sent our
     /// leave. Never call it on the session's event loop.
     package func disconnectWaiting() {

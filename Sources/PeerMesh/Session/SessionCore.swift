@@ -55,6 +55,9 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     /// Where we listen, published in our record; and when we may next try to link directly to each member.
     var listeningEndpoints: [ConnectionData.Endpoint] = []
     var nextDirectAttempt: [[UInt8]: (at: NIODeadline, backoff: TimeAmount)] = [:]
+    /// The pace and per-address backoff of direct-upgrade dials, and the task that resumes them when paced.
+    var dials = DialBudget()
+    var directRetryTask: Scheduled<Void>?
     /// Direct members whose current record we have not seen since their link came up: until it arrives we do not
     /// know whether their channel's keys and sequence numbers are still theirs, so its frames wait (parked).
     var awaitingRecord: Set<[UInt8]> = []
@@ -295,6 +298,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         publishTask?.cancel()
         ackTask?.cancel()
         retransmissionTask?.cancel()
+        directRetryTask?.cancel()
         for (_, items) in parked { for item in items { item.promise?.fail(Self.closedError) } }
         parked = [:]
         for link in Array(links.values) { link.leave() }

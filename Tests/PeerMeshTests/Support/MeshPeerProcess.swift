@@ -104,6 +104,8 @@ struct MeshPeerLine: Decodable, Sendable {
     var sha256: String?
     var seconds: Double?
     var members: [String]?
+    var port: Int?
+    var connections: Int?
     var counters: [String: Int]?
     var received: [String: Ledger]?
     var tamper: Tamper?
