@@ -68,6 +68,9 @@ final class LinkHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        // An accepted connection's peer is known already (the session budgets its slots by it); a dialled one's
+        // once it is active.
+        remoteAddress = context.channel.remoteAddress
         if context.channel.isActive { start(context: context) }
     }
 

@@ -14,8 +14,9 @@ public final class Invitation: Sendable, CustomStringConvertible {
     /// A short code both people can compare to rule out a man in the middle.
     public let verificationCode: String
     private let deadline: NIODeadline
-    private let answered = NIOLockedValueBox(false)
-    private let withdrawn = NIOLockedValueBox(false)
+    /// Open until answered, or withdrawn when the inviter's connection ends first.
+    private let state = NIOLockedValueBox(State.open)
+    private enum State { case open, answered, withdrawn }
     private let respond: @Sendable (LinkStateMachine.InvitationDecision) -> Void
 
     init(peer: PeerID, context: Data, certificate: PeerCertificate, verificationCode: String, deadline: NIODeadline,
@@ -30,12 +31,12 @@ public final class Invitation: Sendable, CustomStringConvertible {
 
     /// Whether the invitation can no longer be answered.
     public var isExpired: Bool {
-        NIODeadline.now() >= deadline || answered.withLockedValue { $0 } || withdrawn.withLockedValue { $0 }
+        NIODeadline.now() >= deadline || state.withLockedValue { $0 != .open }
     }
 
     /// The inviter's connection closed (it gave up, or a newer invitation from it replaced this one): answering
     /// now would admit nobody.
-    func withdraw() { withdrawn.withLockedValue { $0 = true } }
+    func withdraw() { state.withLockedValue { if $0 == .open { $0 = .withdrawn } } }
 
     /// Admits the peer into the session (subject to our certificate handler); it becomes `.connected`.
     public func accept() throws(PeerMeshError) { try answer(.accept) }
@@ -47,12 +48,12 @@ public final class Invitation: Sendable, CustomStringConvertible {
     public var description: String { "Invitation from \(peer)" }
 
     private func answer(_ decision: LinkStateMachine.InvitationDecision) throws(PeerMeshError) {
-        let first = answered.withLockedValue { done in
-            defer { done = true }
-            return !done
+        let before = state.withLockedValue { state in
+            defer { if state == .open { state = .answered } }
+            return state
         }
-        guard first else { throw PeerMeshError(.invitationExpired, "This invitation was already answered.") }
-        guard !withdrawn.withLockedValue({ $0 }) else {
+        guard before != .answered else { throw PeerMeshError(.invitationExpired, "This invitation was already answered.") }
+        guard before != .withdrawn else {
             throw PeerMeshError(.invitationExpired, "\(peer) withdrew this invitation (its connection closed, or it invited again); nobody was admitted.")
         }
         guard NIODeadline.now() < deadline else {

@@ -6,9 +6,6 @@ import PeerMeshCore
 /// admission handler with the member's code, sends the decision, and reports the member only once both sides
 /// admitted each other.
 extension SessionCore {
-    /// Our session key, which a member's admission decision about us names.
-    var ownSessionKey: [UInt8] { Array(endToEndKey.publicKey.rawRepresentation) }
-
     /// Whether `key` is a member we report: linked to us, or admitted by both sides.
     func isAdmittedMember(_ key: [UInt8]) -> Bool {
         directLink(key) != nil || admissions.isMember(key, ourSession: ownSessionKey)

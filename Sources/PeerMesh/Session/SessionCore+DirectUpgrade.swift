@@ -5,29 +5,25 @@ import PeerMeshCore
 /// Direct upgrade: members reached through others are linked to directly when they can be.
 extension SessionCore {
     /// Tries a direct link to each admitted member we reach only through others and that publishes where it
-    /// listens. Of two members that both listen, the one with the smaller key ID dials, so they do not cross;
-    /// failures back off per member (2 s doubling to 64 s) and per address (`DialBudget`), and the relayed path
-    /// simply stays. Only plausible addresses are dialled, a few per member, at a bounded pace.
+    /// listens. Of two members that both listen, the one with the smaller key ID dials, so they do not cross.
+    /// Only plausible addresses are dialled, a few per member, at a bounded pace; the addresses of a failed attempt
+    /// back off (`DialBudget`: 2 s doubling to 64 s), and the relayed path simply stays.
     func linkDirectlyWhereReachable() {
         guard sessionConfiguration.linksDirectlyWhenReachable, !isClosed else { return }
         let me = localIdentity.peerID.keyID
         let now = NIODeadline.now()
         let scope = dialScope
-        for (key, peer) in announced.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) where memberLinks[peer] == nil {
+        for (key, peer) in announced.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) })
+        where memberLinks[peer] == nil && !connecting.contains(peer) {
             guard memberLinks.count + 1 < sessionConfiguration.maximumPeers else { return }
-            guard listeningEndpoints.isEmpty || me.lexicographicallyPrecedes(key),
-                  (nextDirectAttempt[key]?.at ?? now) <= now else { continue }
+            guard listeningEndpoints.isEmpty || me.lexicographicallyPrecedes(key) else { continue }
             let endpoints = dials.plausible(mesh.endpoints(of: key), scope: scope, now: now)
             guard !endpoints.isEmpty,
                   let data = try? ConnectionData(peerID: peer, encryption: sessionEncryption, endpoints: endpoints) else { continue }
             guard dials.start(now: now) else { return retryDirectLinksLater() }
-            let backoff = min((nextDirectAttempt[key]?.backoff ?? .seconds(1)) * 2, .seconds(64))
-            nextDirectAttempt[key] = (.now() + .seconds(3600), backoff)
             let invitation = Frame.Invitation(timeoutMilliseconds: 10_000, context: [])
             connect(to: data, invitation: invitation, connectTimeout: .seconds(3)).whenComplete { [self] result in
-                let succeeded = (try? result.get()) != nil
-                dials.finished(endpoints, succeeded: succeeded, now: .now())
-                nextDirectAttempt[key] = succeeded ? nil : (.now() + backoff, backoff)
+                dials.finished(endpoints, succeeded: (try? result.get()) != nil, now: .now())
                 // A slot is free again: members that waited for one may go now.
                 if !isClosed { linkDirectlyWhereReachable() }
             }

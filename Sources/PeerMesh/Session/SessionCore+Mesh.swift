@@ -67,7 +67,7 @@ extension SessionCore {
     private func publishOwnRecord() {
         let (version, neighbors) = mesh.publish(now: .now())
         guard let record = try? LinkStateRecord.signed(by: localIdentity, version: version, neighbors: neighbors,
-                                                      sessionKey: Array(endToEndKey.publicKey.rawRepresentation),
+                                                      sessionKey: ownSessionKey,
                                                       endpoints: listeningEndpoints) else { return }
         ownRecord = record
         meshCounters.recordsPublished += 1

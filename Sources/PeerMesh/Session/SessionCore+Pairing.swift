@@ -62,7 +62,7 @@ extension SessionCore {
     private func startPairing(with peer: PeerID, peerSessionKey: [UInt8]) {
         guard channel(with: peer.keyID) != nil else { return }
         let own = VerificationCode.Party(
-            keyID: localIdentity.peerID.keyID, sessionKey: Array(endToEndKey.publicKey.rawRepresentation),
+            keyID: localIdentity.peerID.keyID, sessionKey: ownSessionKey,
             nonce: Self.randomBytes(VerificationCode.nonceLength)
         )
         let pairing = MemberPairing(own: own, ownEncryption: sessionEncryption, peerKeyID: peer.keyID, peerSessionKey: peerSessionKey)

@@ -21,7 +21,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     private var links: [ObjectIdentifier: LinkHandler] = [:]
     private var members: [PeerID: LinkHandler] = [:]
     private var outgoing: [ObjectIdentifier: (peer: PeerID, promise: EventLoopPromise<PeerID>)] = [:]
-    private var connecting: Set<PeerID> = []
+    /// Peers we are dialling (an invitation of ours under way).
+    private(set) var connecting: Set<PeerID> = []
     private var listener: Channel?
     private var reading = true
     private(set) var isClosed = false
@@ -37,6 +38,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     var meshCounters = MeshCounters()
     /// Our ephemeral end-to-end key for this session (published in our record) and the channels derived from it.
     let endToEndKey = Curve25519.KeyAgreement.PrivateKey()
+    /// Its public half, as records carry it (and as members' admission decisions about us name it).
+    let ownSessionKey: [UInt8]
     var channels: [[UInt8]: EndToEndChannel] = [:]
     /// The end-to-end pairing with each member, for its verification code (SessionCore+Pairing.swift).
     var pairings: [[UInt8]: MemberPairing] = [:]
@@ -52,9 +55,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     /// The relays each channel's frames last went through (see `rerouteChannels`).
     var channelRelays: [[UInt8]: [[UInt8]]?] = [:]
     var retransmissionTask: RepeatedTask?
-    /// Where we listen, published in our record; and when we may next try to link directly to each member.
+    /// Where we listen, published in our record.
     var listeningEndpoints: [ConnectionData.Endpoint] = []
-    var nextDirectAttempt: [[UInt8]: (at: NIODeadline, backoff: TimeAmount)] = [:]
     /// The pace and per-address backoff of direct-upgrade dials, and the task that resumes them when paced.
     var dials = DialBudget()
     var directRetryTask: Scheduled<Void>?
@@ -70,7 +72,6 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     private var invitationByPeer: [[UInt8]: ObjectIdentifier] = [:]
     /// The invitations given to the app and not answered yet, by link: withdrawn when their link ends first.
     private var openInvitations: [ObjectIdentifier: Invitation] = [:]
-    private var sources: [ObjectIdentifier: [UInt8]] = [:]
     /// Incoming connections we closed to make room: their end is ours, not a failure to report.
     private var evicted: Set<ObjectIdentifier> = []
     var sessionEncryption: EncryptionPreference { encryption }
@@ -89,6 +90,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         self.roster = roster
         self.certificateHandler = certificateHandler
         self.admissionHandler = admissionHandler
+        self.ownSessionKey = Array(endToEndKey.publicKey.rawRepresentation)
         self.handshakes = ConnectionBudget(limits: .init(total: configuration.maximumPendingConnections,
                                                          perSource: configuration.maximumPendingConnectionsPerSource))
         self.heldInvitations = ConnectionBudget(limits: .init(total: configuration.maximumPendingInvitations,
@@ -236,11 +238,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         ])
         let id = ObjectIdentifier(link)
         links[id] = link
-        if role == .acceptor {
-            let source = channel.remoteAddress?.addressBytes ?? []
-            sources[id] = source
-            evict(handshakes.admit(id, address: source))
-        }
+        if role == .acceptor { evict(handshakes.admit(id, address: link.remoteAddress?.addressBytes ?? [])) }
         return link
     }
 
@@ -333,7 +331,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
             superseded.invitationDecision(.decline)
         }
         invitationByPeer[peer.peerID.keyID] = id
-        evict(heldInvitations.admit(id, address: sources[id] ?? []))
+        evict(heldInvitations.admit(id, address: link.remoteAddress?.addressBytes ?? []))
         if isFull {
             link.invitationDecision(.sessionFull)
             return
@@ -399,7 +397,6 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     func link(_ link: LinkHandler, closedWith reason: PeerMeshError?) {
         let id = ObjectIdentifier(link)
         releaseSlots(of: id)
-        sources[id] = nil
         let wasEvicted = evicted.remove(id) != nil
         links[id] = nil
         let wasAnnounced = announcedIncoming.remove(id) != nil

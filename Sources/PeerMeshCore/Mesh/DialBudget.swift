@@ -21,8 +21,9 @@ public struct DialBudget: Sendable {
         public var concurrent = 2
         /// Attempts started per second.
         public var perSecond = 4
-        /// The first backoff of a failed address, and its cap.
+        /// The first backoff of a failed address (it doubles with each failure).
         public var firstBackoff: TimeAmount = .seconds(2)
+        /// The longest backoff.
         public var maximumBackoff: TimeAmount = .seconds(64)
         /// The defaults.
         public init() {}
