@@ -21,6 +21,9 @@ enum Fixtures {
 
     static func bytes(_ count: Int, _ value: UInt8 = 0xab) -> [UInt8] { [UInt8](repeating: value, count: count) }
 
+    /// `count` random bytes (fresh nonces and keys).
+    static func random(_ count: Int = 32) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: .min ... .max) } }
+
     static func buffer(_ frames: [Frame]) -> ByteBuffer {
         var buffer = ByteBuffer()
         for frame in frames { frame.write(into: &buffer) }

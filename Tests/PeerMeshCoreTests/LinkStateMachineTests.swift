@@ -32,7 +32,7 @@ struct LinkPair {
          expectedPeer: ((LocalIdentity) -> PeerID?)? = nil, invitationTimeout: UInt32 = 10_000, fresh: Bool = false) {
         connectorIdentity = Fixtures.identity("connector")
         acceptorIdentity = Fixtures.identity("acceptor")
-        func nonce(_ value: UInt8) -> [UInt8] { fresh ? VerificationCodeTests.random() : Fixtures.bytes(32, value) }
+        func nonce(_ value: UInt8) -> [UInt8] { fresh ? Fixtures.random() : Fixtures.bytes(32, value) }
         var c = Self.configuration, a = Self.configuration
         c.encryption = connectorEncryption
         a.encryption = acceptorEncryption

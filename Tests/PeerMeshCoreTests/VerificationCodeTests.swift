@@ -4,7 +4,6 @@ import Testing
 
 @Suite("Verification codes: commitment, derivation, man in the middle")
 struct VerificationCodeTests {
-    static func random(_ count: Int = 32) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: .min ... .max) } }
 
     @Test func bothEndsOfALinkShowTheSameSixDigits() {
         var pair = LinkPair()
@@ -17,7 +16,7 @@ struct VerificationCodeTests {
 
     /// Every input of the derivation matters: change one, and the code changes (but for a 10⁻⁶ chance).
     @Test func theLinkCodeDependsOnEveryInput() {
-        let parts = (0..<5).map { _ in Self.random() }
+        let parts = (0..<5).map { _ in Fixtures.random() }
         let code = VerificationCode.forLink(negotiationDigest: parts[0], connectorKeyID: parts[1], acceptorKeyID: parts[2],
                                             connectorNonce: parts[3], acceptorNonce: parts[4])
         for index in 0..<5 {
@@ -36,14 +35,14 @@ struct VerificationCodeTests {
     /// the codes match only by chance (expected 0.01 times). What enforces the order — a nonce or key that does not
     /// open its commitment is refused — is tested on the link machines (`helloCannotBeReplayedOntoAnotherConnection`).
     @Test func aManInTheMiddleMatchesTheCodesOnlyByChance() {
-        let a = Self.random(), b = Self.random(), m = Self.random()
+        let a = Fixtures.random(), b = Fixtures.random(), m = Fixtures.random()
         var matches = 0
         for _ in 0..<10_000 {
-            let digest1 = Self.random(), digest2 = Self.random()
-            let nA = Self.random(), nM1 = Self.random()
+            let digest1 = Fixtures.random(), digest2 = Fixtures.random()
+            let nA = Fixtures.random(), nM1 = Fixtures.random()
             let codeA = VerificationCode.forLink(negotiationDigest: digest1, connectorKeyID: a, acceptorKeyID: m, connectorNonce: nA, acceptorNonce: nM1)
             let nM2 = nA       // chosen after A–M finished, before B reveals
-            let nB = Self.random()
+            let nB = Fixtures.random()
             let codeB = VerificationCode.forLink(negotiationDigest: digest2, connectorKeyID: m, acceptorKeyID: b, connectorNonce: nM2, acceptorNonce: nB)
             if codeA == codeB { matches += 1 }
         }
@@ -67,8 +66,8 @@ struct VerificationCodeTests {
     }
 
     @Test func membersPairEndToEndAndAgreeOnTheCode() throws {
-        let a = VerificationCode.Party(keyID: Self.random(), sessionKey: Self.random(), nonce: Self.random())
-        let c = VerificationCode.Party(keyID: Self.random(), sessionKey: Self.random(), nonce: Self.random())
+        let a = VerificationCode.Party(keyID: Fixtures.random(), sessionKey: Fixtures.random(), nonce: Fixtures.random())
+        let c = VerificationCode.Party(keyID: Fixtures.random(), sessionKey: Fixtures.random(), nonce: Fixtures.random())
         var atA = MemberPairing(own: a, ownEncryption: .required, peerKeyID: c.keyID, peerSessionKey: c.sessionKey)
         var atC = MemberPairing(own: c, ownEncryption: .none, peerKeyID: a.keyID, peerSessionKey: a.sessionKey)
         // A reveal before the commitment it must open is refused.
@@ -84,7 +83,7 @@ struct VerificationCodeTests {
         // A nonce that does not open the commitment.
         var tampered = MemberPairing(own: a, ownEncryption: .required, peerKeyID: c.keyID, peerSessionKey: c.sessionKey)
         _ = try tampered.receive(PairingFrame(step: .commit, encryption: .required, value: VerificationCode.commitment(to: c.nonce, keyID: c.keyID)))
-        let error = #expect(throws: PeerMeshError.self) { try tampered.receive(PairingFrame(step: .reveal, encryption: .required, value: Self.random())) }
+        let error = #expect(throws: PeerMeshError.self) { try tampered.receive(PairingFrame(step: .reveal, encryption: .required, value: Fixtures.random())) }
         #expect(error?.code == .negotiationTampered)
     }
 
@@ -93,13 +92,13 @@ struct VerificationCodeTests {
     /// A relay that plays both members to each other (fake keys for C towards A and for A towards C) runs two
     /// pairings; each honest side's nonce is hidden behind its commitment until the relay committed. 10,000 tries.
     @Test func aRelayPlayingBothMembersMatchesOnlyByChance() throws {
-        let a = Self.random(), c = Self.random(), keyA = Self.random(), keyC = Self.random()
+        let a = Fixtures.random(), c = Fixtures.random(), keyA = Fixtures.random(), keyC = Fixtures.random()
         var matches = 0
         for _ in 0..<10_000 {
-            let fakeC = VerificationCode.Party(keyID: Self.random(), sessionKey: Self.random(), nonce: Self.random())
-            let fakeA = VerificationCode.Party(keyID: Self.random(), sessionKey: Self.random(), nonce: Self.random())
-            let realA = VerificationCode.Party(keyID: a, sessionKey: keyA, nonce: Self.random())
-            let realC = VerificationCode.Party(keyID: c, sessionKey: keyC, nonce: Self.random())
+            let fakeC = VerificationCode.Party(keyID: Fixtures.random(), sessionKey: Fixtures.random(), nonce: Fixtures.random())
+            let fakeA = VerificationCode.Party(keyID: Fixtures.random(), sessionKey: Fixtures.random(), nonce: Fixtures.random())
+            let realA = VerificationCode.Party(keyID: a, sessionKey: keyA, nonce: Fixtures.random())
+            let realC = VerificationCode.Party(keyID: c, sessionKey: keyC, nonce: Fixtures.random())
             if VerificationCode.forMembers(realA, fakeC) == VerificationCode.forMembers(fakeA, realC) { matches += 1 }
         }
         #expect(matches <= 2)

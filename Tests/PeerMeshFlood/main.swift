@@ -40,67 +40,31 @@ final class Counters: Sendable {
     var json: String { state.withLock { "{\"event\":\"flood-done\",\"opened\":\($0.opened),\"closed_by_listener\":\($0.closedByListener),\"failed\":\($0.failed)}" } }
 }
 
-/// Completes its promise when the listener closes the connection.
-final class CloseWatcher: ChannelInboundHandler, Sendable {
-    typealias InboundIn = ByteBuffer
-    let closed: EventLoopPromise<Void>
-    init(closed: EventLoopPromise<Void>) { self.closed = closed }
-    func channelInactive(context: ChannelHandlerContext) { closed.succeed() }
-    func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
-}
-
 /// Keeps one connection of `behaviour` open until `deadline`, reopening it 1 s after each close.
 func hold(_ behaviour: Behaviour, target: SocketAddress, until deadline: ContinuousClock.Instant, counters: Counters,
           group: MultiThreadedEventLoopGroup) async {
     while ContinuousClock.now < deadline {
-        let loop = group.next()
-        let closed = loop.makePromise(of: Void.self)
-        var opened: Channel?
         do {
-            let channel = try await ClientBootstrap(group: loop)
-                .connectTimeout(.seconds(2))
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(CloseWatcher(closed: closed)) }
-                }
-                .connect(to: target).get()
-            opened = channel
+            let channel = try await ClientBootstrap(group: group).connectTimeout(.seconds(2)).connect(to: target).get()
             counters.opened()
             let opening = behaviour.opening
             if !opening.isEmpty { try await channel.writeAndFlush(ByteBuffer(bytes: opening)).get() }
-            // Trickle for slow TLS; otherwise just wait for the close or the end.
-            while ContinuousClock.now < deadline {
-                let tick = loop.scheduleTask(in: .seconds(1)) {}
-                let closedNow = try? await closed.futureResult.or(tick.futureResult).get()
-                tick.cancel()
-                if closedNow == true { break }
-                if behaviour == .slowTLS { _ = try? await channel.writeAndFlush(ByteBuffer(bytes: [0])).get() }
-            }
-            if ContinuousClock.now < deadline {
-                counters.closed()
-            } else {
-                try? await channel.close().get()
-                return
-            }
+            // Our own end of the attack, and the slow-TLS trickle, run on the channel's loop until it closes.
+            let end = channel.eventLoop.scheduleTask(in: TimeAmount(deadline - ContinuousClock.now)) { channel.close(promise: nil) }
+            let trickle = behaviour == .slowTLS
+                ? channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+                    channel.writeAndFlush(ByteBuffer(bytes: [0]), promise: nil)
+                }
+                : nil
+            try? await channel.closeFuture.get()
+            end.cancel()
+            trickle?.cancel()
+            guard ContinuousClock.now < deadline else { return }
+            counters.closed()
         } catch {
             counters.failed()
-            // The watcher completes `closed` once a channel exists; otherwise nothing will.
-            if let opened { opened.close(promise: nil) } else { closed.succeed() }
         }
         try? await Task.sleep(for: .seconds(1))
-    }
-}
-
-extension EventLoopFuture where Value == Void {
-    /// True when `self` completes first, false when `other` does.
-    func or(_ other: EventLoopFuture<Void>) -> EventLoopFuture<Bool> {
-        let promise = eventLoop.makePromise(of: Bool.self)
-        let done = Mutex(false)
-        func finish(_ first: Bool) {
-            if done.withLock({ done in defer { done = true }; return !done }) { promise.succeed(first) }
-        }
-        whenComplete { _ in finish(true) }
-        other.whenComplete { _ in finish(false) }
-        return promise.futureResult
     }
 }
 

@@ -554,10 +554,10 @@ await main()
 /// A TCP listener that accepts, counts and closes: it shows whether anyone dialled an address a forged record named.
 final class Trap: Sendable {
     private let count = Mutex(0)
-    private let channel = Mutex<Channel?>(nil)
 
     var connections: Int { count.withLock { $0 } }
 
+    /// Listens until the process exits.
     func open(host: String) async throws -> Int {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { child in
@@ -565,7 +565,6 @@ final class Trap: Sendable {
                 return child.close()
             }
             .bind(host: host, port: 0).get()
-        self.channel.withLock { $0 = channel }
         return channel.localAddress?.port ?? 0
     }
 }

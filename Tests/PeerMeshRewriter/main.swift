@@ -89,7 +89,7 @@ func main() async throws {
                 .flatMap { outbound in
                     inbound.pipeline.addHandler(Pipe(peer: outbound, direction: .towardsAcceptor, attack: attack, connection: connection))
                         .flatMap { outbound.pipeline.addHandler(Pipe(peer: inbound, direction: .towardsConnector, attack: attack, connection: connection)) }
-                        .map { inbound.setOption(.autoRead, value: true).whenComplete { _ in } }
+                        .flatMap { inbound.setOption(.autoRead, value: true) }
                 }
         }
         .bind(host: "0.0.0.0", port: 0).get()

@@ -6,8 +6,17 @@ import Testing
 
 /// Members that others introduce are presented to the local admission decision before they are members
 /// (`Session.setAdmissionHandler`): in-process sessions on loopback, linked out of band.
-@Suite("Admission of members others introduce", .serialized)
+@Suite("Admission of members others introduce", .serialized, .timeLimit(.minutes(2)))
 struct AdmissionTests {
+    /// Where `peer`'s side of `other`'s admission stands, and whether `other` refused `peer`'s current session.
+    static func admission(at peer: TestPeer, of other: TestPeer) async -> (stage: MemberAdmissions.Stage?, refusedUs: Bool) {
+        let core = peer.session.core
+        let key = other.peerID.keyID
+        return (try? await core.loop.submit {
+            (core.admissions.stage(of: key), core.admissions.refusedUs(key, ourSession: core.ownSessionKey))
+        }.get()) ?? (nil, false)
+    }
+
     /// What an admission handler was asked, and a way to answer each question when the test decides.
     final class Desk: Sendable {
         private let state = NIOLockedValueBox<(asked: [MemberAdmission], waiting: [PeerID: CheckedContinuation<Bool, Never>], open: Int, mostOpen: Int)>(([], [:], 0, 0))
@@ -51,6 +60,7 @@ struct AdmissionTests {
         desk.answerAll(false)
         #expect(await eventually { await c.session.meshCounters.refusedMembers == 1 })
         // A heard the refusal: neither side reports the other, and nothing can be sent.
+        #expect(await eventually { await Self.admission(at: a, of: c).refusedUs })
         let error = await peerMeshError { try await a.session.send(Data("hi".utf8), to: [c.peerID]) }
         #expect(error?.code == .notConnected)
         let routes = (await a.session.route(to: c.peerID), await c.session.route(to: a.peerID))
@@ -74,7 +84,7 @@ struct AdmissionTests {
         #expect(deskA.asked.first?.verificationCode == deskC.asked.first?.verificationCode)
         // One side admitted: nobody is connected until the other does too.
         deskA.answerAll(true)
-        #expect(await eventually { await a.session.meshCounters.refusedMembers == 0 && deskA.open == 0 })
+        #expect(await eventually { await Self.admission(at: a, of: c).stage == .decided(.admitted) })
         #expect(!a.session.connectedPeers.contains(c.peerID))
         deskC.answerAll(true)
         #expect(await a.waitFor(c.peerID, \.isConnected) != nil)
@@ -97,7 +107,7 @@ struct AdmissionTests {
         try await victim.join(hub)
         var answered = 0
         while answered < crowd.count {
-            #expect(await eventually { desk.open == min(2, crowd.count - answered) })
+            try #require(await eventually { desk.open == min(2, crowd.count - answered) })
             answered += desk.open
             desk.answerAll(false)
         }
@@ -117,8 +127,11 @@ struct AdmissionTests {
         try await c.join(b)
         #expect(await eventually { await c.session.meshCounters.refusedMembers == 1 })
         #expect(desk.asked.count == 1 && desk.asked.first.map { $0.deadline <= ContinuousClock.now } == true)
-        desk.answerAll(true)   // too late: ignored
-        #expect(await eventually { await a.session.route(to: c.peerID) == nil })
+        desk.answerAll(true)   // too late: a decision is final
+        #expect(await eventually { await Self.admission(at: a, of: c).refusedUs })
+        #expect(await Self.admission(at: c, of: a).stage == .decided(.refused))
+        #expect(await c.session.meshCounters.refusedMembers == 1)
+        #expect(await a.session.route(to: c.peerID) == nil)
         #expect(!c.session.connectedPeers.contains(a.peerID))
         for peer in [c, b, a] { await peer.shutdown() }
     }

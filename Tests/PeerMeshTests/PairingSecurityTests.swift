@@ -38,7 +38,7 @@ struct PairingSecurityTests {
                                                       "--attack", attack.rawValue]), input: true)
             defer { rewriter.stop() }
             let ready = try #require(await rewriter.line(within: 10, containing: "\"event\":\"ready\""), "\(rewriter.output)")
-            let proxyPort = try #require(ready.split(separator: ":").last.flatMap { UInt16($0.filter(\.isNumber)) })
+            let proxyPort = try #require(try MeshPeerLine.decode(ready).port.flatMap(UInt16.init(exactly:)))
             let octets = try (jr + ".2").split(separator: ".").map { try #require(UInt8($0)) }
             let via = try ConnectionData(peerID: real.peerID, encryption: real.encryption,
                                          endpoints: [.init(address: octets, port: proxyPort)]).encoded
@@ -53,8 +53,7 @@ struct PairingSecurityTests {
             }
             // The host reports each refused connection as it closes it: wait (bounded) until all are in.
             let failures = { host.child.output.split(separator: "\n").filter { $0.contains("\"event\":\"connection-failed\"") } }
-            let deadline = ContinuousClock.now + .seconds(15)
-            while failures().count < attack.attempts, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(await eventually(timeout: .seconds(15)) { failures().count >= attack.attempts })
             let reported = failures()
             #expect(reported.count == attack.attempts && reported.allSatisfy { $0.contains("\"errorCode\":\"\(attack.hostCode)\"") },
                     "\(attack): \(reported.prefix(3))")

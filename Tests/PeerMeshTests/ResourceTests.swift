@@ -250,7 +250,7 @@ struct ResourceTests {
         async let sent = peerMeshError { try await sender.session.sendResource(at: url, name: "fills.bin", to: receiver.peerID) }
         #expect(await receiver.started("fills.bin") != nil)
         let filler = scratch.receiving.appendingPathComponent(".filler")
-        _ = FileManager.default.createFile(atPath: filler.path, contents: Data(count: 1_500_000))
+        try Data(count: 1_500_000).write(to: filler)
         #expect(await sent?.code == .diskFull)
         guard case .failure(let received)? = await receiver.finished("fills.bin") else { Issue.record("receiver saw no failure"); return }
         #expect(received.code == .diskFull)
