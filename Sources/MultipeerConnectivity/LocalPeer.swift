@@ -15,7 +15,9 @@ final class LocalPeer: Sendable {
     private struct State {
         /// Every session of this peer, oldest first; the newest alive one receives.
         var sessions: [UncheckedWeak<MCSession>] = []
-        var advertisers: [ObjectIdentifier: UncheckedWeak<MCNearbyServiceAdvertiser>] = [:]
+        /// The advertisers advertising now, in the order they started (each is added when it starts and removed when
+        /// it stops).
+        var advertisers: [UncheckedWeak<MCNearbyServiceAdvertiser>] = []
     }
 
     private let state = NIOLockedValueBox(State())
@@ -49,24 +51,22 @@ final class LocalPeer: Sendable {
     /// older one takes over. Advertisers re-publish.
     func receivingChanged() {
         let advertisers = state.withLockedValue { state in
-            state.advertisers = state.advertisers.filter { $0.value.object != nil }
-            return state.advertisers.values.compactMap(\.object)
+            state.advertisers.removeAll { $0.object == nil }
+            return state.advertisers.compactMap(\.object)
         }
         for advertiser in advertisers { advertiser.receivingSessionChanged() }
     }
 
     func add(_ advertiser: MCNearbyServiceAdvertiser) {
-        state.withLockedValue { $0.advertisers[ObjectIdentifier(advertiser)] = UncheckedWeak(advertiser) }
+        state.withLockedValue { $0.advertisers.append(UncheckedWeak(advertiser)) }
     }
 
     func remove(_ advertiser: MCNearbyServiceAdvertiser) {
-        _ = state.withLockedValue { $0.advertisers.removeValue(forKey: ObjectIdentifier(advertiser)) }
+        state.withLockedValue { $0.advertisers.removeAll { $0.object == nil || $0.object === advertiser } }
     }
 
     /// The advertiser that answers invitations: the earliest-started one still advertising.
     var answeringAdvertiser: MCNearbyServiceAdvertiser? {
-        state.withLockedValue { state in
-            state.advertisers.values.compactMap(\.object).filter(\.isAdvertising).min { $0.startedAt < $1.startedAt }
-        }
+        state.withLockedValue { state in state.advertisers.lazy.compactMap(\.object).first }
     }
 }

@@ -69,7 +69,7 @@ open class MCAdvertiserAssistant: NSObject, @unchecked Sendable {
         advertiser.delegateQueue.async { [self] in
             let delegate = self.delegate
             if let decision = delegate?.advertiserAssistant(self, shouldAcceptInvitationFromPeer: peer, withContext: context) {
-                return MCNearbyServiceAdvertiser.answer(invitation, accept: decision, into: decision ? session : nil, arrivedAt: receiving)
+                return MCNearbyServiceAdvertiser.answer(invitation, accept: decision, into: session, arrivedAt: receiving)
             }
             guard isatty(STDIN_FILENO) == 1 else {
                 return MCNearbyServiceAdvertiser.answer(invitation, accept: false, into: nil, arrivedAt: receiving)
@@ -83,7 +83,7 @@ open class MCAdvertiserAssistant: NSObject, @unchecked Sendable {
                 if accept, invitation.isExpired {
                     FileHandle.standardError.write(Data("The invitation from \(invitation.peer.displayName) expired before the answer.\n".utf8))
                 }
-                MCNearbyServiceAdvertiser.answer(invitation, accept: accept, into: accept ? session : nil, arrivedAt: receiving)
+                MCNearbyServiceAdvertiser.answer(invitation, accept: accept, into: session, arrivedAt: receiving)
                 advertiser.delegateQueue.async { [self] in self.delegate?.advertiserAssistantDidDismissInvitation(self) }
             }
         }

@@ -46,7 +46,6 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
     }
 
     private struct Running: Sendable {
-        let startedAt: UInt64
         var session: Session?
         var advertiser: Advertiser?
         var pump: Task<Void, Never>?
@@ -67,11 +66,7 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         super.init()
     }
 
-    deinit {
-        let current = running.withLockedValue { value in defer { value = nil }; return value }
-        current?.advertiser?.stop()
-        current?.pump?.cancel()
-    }
+    deinit { stopAdvertisingPeer() }
 
     /// Receives invitations (held weakly, as in MC).
     open weak var delegate: MCNearbyServiceAdvertiserDelegate? {
@@ -91,7 +86,7 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         }
         let started = running.withLockedValue { running -> Bool in
             guard running == nil else { return false }
-            running = Running(startedAt: DispatchTime.now().uptimeNanoseconds)
+            running = Running()
             return true
         }
         guard started else { return }
@@ -106,9 +101,6 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         current?.advertiser?.stop()
         current?.pump?.cancel()
     }
-
-    var isAdvertising: Bool { running.withLockedValue { $0 != nil } }
-    var startedAt: UInt64 { running.withLockedValue { $0?.startedAt ?? .max } }
 
     /// Publishes the listener of the local peer's receiving session (again, when it changed).
     func receivingSessionChanged() {
@@ -132,7 +124,7 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
                     return
                 }
                 for await event in advertiser.events {
-                    if case .failed(let error) = event { self?.reportNotStarted(MCError(from: error)) }
+                    if case .failed(let error) = event { self?.reportNotStarted(MCError(error)) }
                 }
             }
             running = current

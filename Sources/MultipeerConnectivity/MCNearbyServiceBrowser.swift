@@ -65,8 +65,8 @@ open class MCNearbyServiceBrowser: NSObject, @unchecked Sendable {
         } catch {
             return report { $1.browser($0, didNotStartBrowsingForPeers: MCError(error)) }
         }
-        let started = running.withLockedValue { running -> Bool in
-            guard running == nil else { return false }
+        running.withLockedValue { running in
+            guard running == nil else { return }
             let pump = Task { [weak self] in
                 do {
                     try await browser.start()
@@ -86,9 +86,7 @@ open class MCNearbyServiceBrowser: NSObject, @unchecked Sendable {
                 }
             }
             running = (browser, pump)
-            return true
         }
-        if !started { browser.stop() }
     }
 
     /// Stops browsing; found peers are forgotten (no `lostPeer` calls), sessions are untouched.

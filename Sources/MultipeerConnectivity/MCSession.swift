@@ -179,7 +179,7 @@ open class MCSession: NSObject, @unchecked Sendable {
         guard backing.connectedPeers.contains(peerID.peerID) else {
             throw MCError.notMember(peerID)
         }
-        guard !streamName.isEmpty, streamName.utf8.count <= FrameLimits.maximumTransferNameBytes else {
+        guard FrameLimits.isValidTransferName(streamName) else {
             throw MCError(.invalidParameter, message: "A stream name must be 1–\(FrameLimits.maximumTransferNameBytes) UTF-8 bytes.")
         }
         return PeerOutputStream(session: backing, name: streamName, peer: peerID.peerID)

@@ -55,7 +55,6 @@ final class PeerOutputStream: OutputStream {
         private let events: StreamEvents
         // Guarded by `condition`; writers wait on it for room.
         fileprivate var buffer: [UInt8] = []
-        private var closing = false
         private var spaceArmed = true
         private var drainWaiter: CheckedContinuation<Void, Never>?
 
@@ -87,7 +86,6 @@ final class PeerOutputStream: OutputStream {
             let waiter = locked { () -> CheckedContinuation<Void, Never>? in
                 guard status != .closed else { return nil }
                 status = .closed
-                closing = true
                 condition.broadcast()
                 defer { drainWaiter = nil }
                 return drainWaiter
@@ -105,11 +103,12 @@ final class PeerOutputStream: OutputStream {
             let count = min(len, Self.capacity - buffer.count)
             buffer.append(contentsOf: UnsafeBufferPointer(start: source, count: count))
             spaceArmed = true
+            let owed = spaceOwedLocked()
             let waiter = drainWaiter
             drainWaiter = nil
             condition.unlock()
             waiter?.resume()
-            postSpaceIfOwed()
+            if owed { events.post(.hasSpaceAvailable) }
             return count
         }
 
@@ -123,7 +122,7 @@ final class PeerOutputStream: OutputStream {
                         condition.broadcast()
                         return .some(chunk)
                     }
-                    return closing || failure != nil ? .some(nil) : nil
+                    return status == .closed || failure != nil ? .some(nil) : nil
                 }
                 if let taken {
                     postSpaceIfOwed()
@@ -131,7 +130,7 @@ final class PeerOutputStream: OutputStream {
                 }
                 await withCheckedContinuation { continuation in
                     let wait = locked { () -> Bool in
-                        guard buffer.isEmpty, !closing, failure == nil else { return false }
+                        guard buffer.isEmpty, status != .closed, failure == nil else { return false }
                         drainWaiter = continuation
                         return true
                     }
@@ -154,12 +153,14 @@ final class PeerOutputStream: OutputStream {
 
         /// One `.hasSpaceAvailable` per write, when there is room (as Foundation's streams signal).
         private func postSpaceIfOwed() {
-            let owed = locked { () -> Bool in
-                guard spaceArmed, status == .open, failure == nil, buffer.count < Self.capacity else { return false }
-                spaceArmed = false
-                return true
-            }
-            if owed { events.post(.hasSpaceAvailable) }
+            if locked({ spaceOwedLocked() }) { events.post(.hasSpaceAvailable) }
+        }
+
+        /// Whether a `.hasSpaceAvailable` is owed now (and is then no longer owed). Under `condition`.
+        private func spaceOwedLocked() -> Bool {
+            guard spaceArmed, status == .open, failure == nil, buffer.count < Self.capacity else { return false }
+            spaceArmed = false
+            return true
         }
     }
 }

@@ -43,10 +43,12 @@ struct HostileLANTests {
             // Wait until the listener is under pressure: its handshake slots are taken (and keep being displaced).
             #expect(await eventually(timeout: .seconds(15)) { Self.descriptors(of: listener.pid) >= baseline + 8 })
 
+            // A new peer each time: one identity reconnecting at once can replace its previous link before that
+            // link's last message was read (the newest link wins), which is not what this test is about.
             var joined: [Int] = []
             for attempt in 0..<20 {
                 let connect = try Spawned(hosts.exec(joiner, [PeerProcess.binary.path, "connect", code, "--name", "real-\(attempt)",
-                                                             "--identity", cluster.scratch.base.appendingPathComponent("real.pem").path,
+                                                             "--identity", cluster.scratch.base.appendingPathComponent("real-\(attempt).pem").path,
                                                              "--message", "hello \(attempt)", "--timeout", "2"]))
                 if await connect.wait(within: 10) == 0 { joined.append(attempt) }
             }

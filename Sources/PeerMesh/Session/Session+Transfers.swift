@@ -26,7 +26,7 @@ extension Session {
         }
         let source: FileSource
         do {
-            guard !name.isEmpty, name.utf8.count <= FrameLimits.maximumTransferNameBytes else {
+            guard FrameLimits.isValidTransferName(name) else {
                 throw PeerMeshError(.transferFailed, "A resource name must be 1–\(FrameLimits.maximumTransferNameBytes) UTF-8 bytes.")
             }
             source = try FileSource(url: url)
@@ -66,7 +66,7 @@ extension Session {
     ///
     /// Returns once the peer accepted it; the peer sees `.streamOpened`. Throws `notConnected` or `transferLimit`.
     public func startStream(name: String, to peer: PeerID) async throws(PeerMeshError) -> ByteStreamWriter {
-        guard !name.isEmpty, name.utf8.count <= FrameLimits.maximumTransferNameBytes else {
+        guard FrameLimits.isValidTransferName(name) else {
             throw PeerMeshError(.transferFailed, "A stream name must be 1–\(FrameLimits.maximumTransferNameBytes) UTF-8 bytes.")
         }
         let failure = NIOLockedValueBox<PeerMeshError?>(nil)

@@ -17,6 +17,11 @@ public struct FrameLimits: Hashable, Sendable {
     /// The longest resource or stream name accepted, in UTF-8 bytes (before the receiver sanitises it).
     public static let maximumTransferNameBytes = 1024
 
+    /// Whether `name` can name a resource or stream on the wire: 1 to `maximumTransferNameBytes` UTF-8 bytes.
+    public static func isValidTransferName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= maximumTransferNameBytes
+    }
+
     /// 256 KiB frames, 64 KiB invitation contexts.
     public static let `default` = FrameLimits(maximumFrameSize: 256 * 1024, maximumContextSize: 64 * 1024)
 
