@@ -55,18 +55,20 @@ extension Room {
     /// y/n with no question shown, which is then just a chat line).
     func handleAdmission(_ line: String) -> Bool {
         let words = line.split(separator: " ", maxSplits: 1).map(String.init)
-        switch words.first?.lowercased() {
+        // One spelling decides both which command it is and what it answers: `/Accept 2` accepts.
+        let command = words.first?.lowercased()
+        switch command {
         case "y", "yes", "n", "no":
             guard words.count == 1,
                   let taken = requests.withLockedValue({ $0.takeShown(at: .now) }) else { return false }
-            finish(taken, accept: words[0].lowercased().hasPrefix("y"))
+            finish(taken, accept: command == "y" || command == "yes")
         case "/accept", "/decline":
             guard words.count == 2 else {
                 output.error("Usage: \(words[0]) N or \(words[0]) NAME; /requests lists the waiting requests.")
                 return true
             }
             let selector = AdmissionQueue.Selector(words[1].trimmingCharacters(in: .whitespaces))
-            finish(requests.withLockedValue { $0.take(selector) }, accept: words[0] == "/accept")
+            finish(requests.withLockedValue { $0.take(selector) }, accept: command == "/accept")
         case "/requests":
             let (pending, shown) = requests.withLockedValue { ($0.pending, $0.shownRequest?.number) }
             if pending.isEmpty { output.event("requests", ["count": "0"], human: "no requests are waiting") }

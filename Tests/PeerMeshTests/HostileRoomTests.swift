@@ -138,10 +138,12 @@ struct HostileRoomTests {
         #expect(await alice.line(within: 10, containing: "bob: marker from bob") != nil, "\(alice.output)")
         #expect(!alice.output.contains("carol: hello") && !alice.lines.contains { $0.contains("carol (") && $0.contains("joined") }, "\(alice.output)")
 
-        // Dave, also behind Bob, is accepted: he becomes a member and his words arrive.
+        // Dave, also behind Bob, is accepted (commands are case-insensitive: `/Accept` accepts): he becomes a member
+        // and his words arrive.
         let dave = try Spawned(peermesh(c, ["join", "lobby", "--host", "bob", "--timeout", "60"], "dave"), input: true)
         #expect(await alice.line(within: 15, containing: "#3 dave wants to join as a member introduced by bob (") != nil, "\(alice.output)")
-        try alice.send(line: "y")
+        try alice.send(line: "/Accept 3")
+        #expect(await alice.line(within: 5, containing: "accepted #3 dave") != nil, "\(alice.output)")
         #expect(await alice.line(within: 15, containing: "dave (", "joined") != nil, "\(alice.output)")
         try dave.send(line: "hello from dave")
         #expect(await alice.line(within: 10, containing: "dave: hello from dave") != nil, "\(alice.output)")
