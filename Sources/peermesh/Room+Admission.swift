@@ -39,14 +39,13 @@ extension Room {
 
     /// Queues `request` and shows its prompt, or, while another prompt is shown, lists it as also waiting.
     func ask(_ request: AdmissionRequest) {
-        let (entry, isShown) = requests.withLockedValue { $0.add(request) }
-        if isShown {
+        let (entry, shown) = requests.withLockedValue { $0.add(request) }
+        if entry.number == shown.number {
             prompt(entry)
         } else {
-            let shown = requests.withLockedValue { $0.shownRequest?.number }
             output.event("question-waiting", Self.fields(entry), human: """
-                also waiting: \(Self.describe(entry)) — /accept \(entry.number) or /decline \(entry.number) answers it\
-                \(shown.map { "; y/n still answers #\($0)" } ?? "")
+                also waiting: \(Self.describe(entry)) — /accept \(entry.number) or /decline \(entry.number) answers it; \
+                y/n still answers #\(shown.number)
                 """)
         }
     }
@@ -68,7 +67,7 @@ extension Room {
                 return true
             }
             let selector = AdmissionQueue.Selector(words[1].trimmingCharacters(in: .whitespaces))
-            finish(requests.withLockedValue { $0.take(selector) }, accept: command == "/accept")
+            finish(requests.withLockedValue { $0.take(selector, at: .now) }, accept: command == "/accept")
         case "/requests":
             let (pending, shown) = requests.withLockedValue { ($0.pending, $0.shownRequest?.number) }
             if pending.isEmpty { output.event("requests", ["count": "0"], human: "no requests are waiting") }
@@ -86,25 +85,25 @@ extension Room {
     func expireRequests() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(250))
-            let expired = requests.withLockedValue { $0.removeExpired() }
+            let (expired, next) = requests.withLockedValue { $0.removeExpired(at: .now) }
             for entry in expired {
                 try? entry.request.decline()   // tells a waiting member admission "no"; an invitation has expired already
                 output.event("request-expired", Self.fields(entry),
                              human: "request #\(entry.number) from \(entry.request.peer) expired before it was answered")
             }
-            if !expired.isEmpty { showNext() }
+            if let next { prompt(next) }
         }
     }
 
     // MARK: Helpers
 
-    /// Applies an answer to the request it was bound to, then shows the next prompt.
-    private func finish(_ taken: Result<AdmissionQueue.Pending, AdmissionQueue.Refusal>, accept: Bool) {
+    /// Applies an answer to the request it was bound to, then prints the prompt that replaced it, if any.
+    private func finish(_ taken: Result<AdmissionQueue.Taken, AdmissionQueue.Refusal>, accept: Bool) {
         switch taken {
         case .failure(let refusal):
             output.error(refusal.message)
-            return
-        case .success(let entry):
+        case .success(let taken):
+            let entry = taken.entry
             do {
                 if accept { try entry.request.accept() } else { try entry.request.decline() }
                 output.event("answered", Self.fields(entry).merging(["answer": accept ? "accepted" : "declined"]) { $1 },
@@ -112,12 +111,8 @@ extension Room {
             } catch {
                 output.error("Request #\(entry.number) from \(entry.request.peer): \(error.message)")
             }
+            if let next = taken.nextShown { prompt(next) }
         }
-        showNext()
-    }
-
-    private func showNext() {
-        if let next = requests.withLockedValue({ $0.showNext(at: .now) }) { prompt(next) }
     }
 
     private func prompt(_ entry: AdmissionQueue.Pending) {
