@@ -81,7 +81,8 @@ extension Room {
         return true
     }
 
-    /// Drops expired requests (saying so) and shows the next prompt, four times a second until cancelled.
+    /// Drops expired requests (saying so) and shows the next prompt, four times a second until cancelled (`--accept
+    /// ask` only: no other policy queues requests).
     func expireRequests() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(250))

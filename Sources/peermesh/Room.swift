@@ -100,7 +100,9 @@ final class Room: Sendable {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.followSession(); return false }
             group.addTask { await self.followAdvertiser(); return false }
-            group.addTask { await self.expireRequests(); return false }
+            if accept == .ask {
+                group.addTask { await self.expireRequests(); return false }
+            }
             group.addTask {
                 for await _ in TerminationSignals.stream() { return true }
                 return true
