@@ -21,16 +21,17 @@ extension Room {
         }
     }
 
-    /// Whether a member introduced by `introducer` (reached through relays) may join, under the `--accept` policy:
-    /// `all` and `none` admit it (`none` governs who joins through us, not who is in the room), `known` checks
-    /// `known_peers`, `ask` queues a numbered request and waits for the answer or `deadline` (then no).
-    func admitMember(_ peer: PeerID, introducer: PeerID, verificationCode: String, deadline: ContinuousClock.Instant) async -> Bool {
+    /// Whether a member others introduced (reached through relays) may join, under the `--accept` policy: `all` and
+    /// `none` admit it (`none` governs who joins through us, not who is in the room), `known` checks `known_peers`,
+    /// `ask` queues a numbered request and waits for the answer or the admission's deadline (then no).
+    func admitMember(_ admission: MemberAdmission) async -> Bool {
         switch accept {
         case .all, .none: return true
-        case .known: return trust.admits(peer)
+        case .known: return trust.admits(admission.peer)
         case .ask:
             let answer = PendingAnswer()
-            ask(AdmissionRequest(peer: peer, kind: .member(via: introducer), verificationCode: verificationCode,
+            let deadline = admission.deadline
+            ask(AdmissionRequest(peer: admission.peer, kind: .member(via: admission.introducer), verificationCode: admission.verificationCode,
                                  isExpired: { ContinuousClock.now >= deadline },
                                  accept: { answer.resolve(true) }, decline: { answer.resolve(false) }))
             return await answer.value()

@@ -84,8 +84,7 @@ final class Room: Sendable {
         if accept == .ask || accept == .known {
             session.setAdmissionHandler { [weak self] admission in
                 guard let self else { return false }
-                return await self.admitMember(admission.peer, introducer: admission.introducer,
-                                              verificationCode: admission.verificationCode, deadline: admission.deadline)
+                return await self.admitMember(admission)
             }
         }
     }
