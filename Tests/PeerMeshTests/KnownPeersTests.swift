@@ -60,7 +60,7 @@ struct KnownPeersTests {
         // Same name, another key: refused, with both fingerprints and the commands that would let it in.
         var marker = listener.lines.count
         let refused = try await connect("alice2")
-        #expect(refused.status != 0, "\(refused.output)")
+        #expect(refused.status == 1, "\(refused.output)")   // a declined invitation: connect's failure exit
         let warning = await listener.line(after: marker, within: 5, containing: "WARNING: refused alice")
         #expect(warning?.contains(second.fingerprint) == true && warning?.contains(first.fingerprint) == true, "\(listener.output)")
         #expect(warning?.contains("peermesh trust alice \(second.id)") == true && warning?.contains("peermesh forget alice") == true, "\(listener.output)")
@@ -76,7 +76,7 @@ struct KnownPeersTests {
         let trust = try await run([Self.bin, "trust", "alice", first.id.uppercased()], environment: scratch.environment)
         #expect(trust.status == 0 && trust.output.contains("alice's key is now \(first.fingerprint) (was \(second.fingerprint))"), "\(trust.output)")
         #expect(try await connect("alice1").status == 0)
-        #expect(try await connect("alice2").status != 0)
+        #expect(try await connect("alice2").status == 1)
         let listed = try await run([Self.bin, "known"], environment: scratch.environment)
         #expect(listed.output == "\"alice\" \(first.id)\n", "\(listed.output)")
     }
