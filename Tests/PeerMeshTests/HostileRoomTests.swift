@@ -10,15 +10,12 @@ struct HostileRoomTests {
     /// forges an event line: the human output shows them escaped, the forged line only as a marked continuation,
     /// and `--json` carries the exact text.
     @Test func textFromTheNetworkIsEscapedAndCannotForgeEventLines() async throws {
-        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        func peermesh(_ args: [String], _ name: String) -> [String] {
-            RoomCommandTests.peermesh(args, name: name, type: type, directory: dir)
-        }
-        let alice = try Spawned(peermesh(["host", "lobby", "--downloads", dir.appendingPathComponent("alice-downloads").path], "alice"))
+        let room = try RoomCommandTests.Fixture(), dir = room.directory
+        defer { room.remove() }
+        let alice = try Spawned(room.peermesh(["host", "lobby", "--downloads", dir.appendingPathComponent("alice-downloads").path], "alice"))
         defer { alice.stop() }
         #expect(await alice.line(within: 10, containing: "is visible") != nil, "\(alice.output)")
-        let carol = try Spawned(peermesh(["join", "lobby", "--json", "--downloads", dir.appendingPathComponent("carol-downloads").path], "carol"))
+        let carol = try Spawned(room.peermesh(["join", "lobby", "--json", "--downloads", dir.appendingPathComponent("carol-downloads").path], "carol"))
         defer { carol.stop() }
         #expect(await carol.line(within: 10, containing: "\"event\":\"joined-room\"") != nil, "\(carol.output)")
 
@@ -27,7 +24,7 @@ struct HostileRoomTests {
         let text = "hi \u{1b}]0;pwned\u{07} \u{202e}gnp.exe\u{9b}\n" + forged
         let file = dir.appendingPathComponent("re\u{1b}[2Jport\u{202e}fdp.exe")
         try Data("payload".utf8).write(to: file)
-        let send = try await run(peermesh(["send", "--room", "lobby", "--message", text, "--file", file.path, "--timeout", "15"], evil))
+        let send = try await run(room.peermesh(["send", "--room", "lobby", "--message", text, "--file", file.path, "--timeout", "15"], evil))
         #expect(send.status == 0, "\(send.output)")
 
         let escapedName = "mal\\x1b[2J\\u{202e}lory"
@@ -50,20 +47,17 @@ struct HostileRoomTests {
     /// Ask mode binds each answer to one request: a `y` typed while alice's prompt is shown admits alice, never
     /// mallory who asked a moment later; mallory waits, listed, until declined by name.
     @Test func askModeAnswersTheRequestShownAndQueuesTheRest() async throws {
-        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        func peermesh(_ args: [String], _ name: String) -> [String] {
-            RoomCommandTests.peermesh(args, name: name, type: type, directory: dir)
-        }
-        let host = try Spawned(peermesh(["host", "lobby", "--accept", "ask"], "hosta"), input: true)
+        let room = try RoomCommandTests.Fixture()
+        defer { room.remove() }
+        let host = try Spawned(room.peermesh(["host", "lobby", "--accept", "ask"], "hosta"), input: true)
         defer { host.stop() }
         #expect(await host.line(within: 10, containing: "is visible") != nil, "\(host.output)")
 
-        let alice = try Spawned(peermesh(["join", "lobby", "--timeout", "60"], "alice"))
+        let alice = try Spawned(room.peermesh(["join", "lobby", "--timeout", "60"], "alice"))
         defer { alice.stop() }
         let prompt = await host.line(within: 10, containing: "#1 alice wants to join — key ", "verification code", "accept? y/n")
         #expect(prompt != nil, "\(host.output)")
-        let mallory = try Spawned(peermesh(["join", "lobby", "--timeout", "60"], "mallory"))
+        let mallory = try Spawned(room.peermesh(["join", "lobby", "--timeout", "60"], "mallory"))
         defer { mallory.stop() }
         #expect(await host.line(within: 10, containing: "also waiting: #2 mallory wants to join — key ", "y/n still answers #1") != nil, "\(host.output)")
 
@@ -88,12 +82,12 @@ struct HostileRoomTests {
 
     /// A request nobody answers is dropped when its invitation expires, with a line saying so.
     @Test func anUnansweredRequestExpiresVisibly() async throws {
-        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let host = try Spawned(RoomCommandTests.peermesh(["host", "lobby", "--accept", "ask"], name: "hostb", type: type, directory: dir), input: true)
+        let room = try RoomCommandTests.Fixture()
+        defer { room.remove() }
+        let host = try Spawned(room.peermesh(["host", "lobby", "--accept", "ask"], "hostb"), input: true)
         defer { host.stop() }
         #expect(await host.line(within: 10, containing: "is visible") != nil, "\(host.output)")
-        let late = try Spawned(RoomCommandTests.peermesh(["join", "lobby", "--timeout", "3"], name: "late", type: type, directory: dir))
+        let late = try Spawned(room.peermesh(["join", "lobby", "--timeout", "3"], "late"))
         defer { late.stop() }
         #expect(await host.line(within: 10, containing: "#1 late wants to join") != nil, "\(host.output)")
         #expect(await host.line(within: 10, containing: "request #1 from late (", "expired before it was answered") != nil, "\(host.output)")
@@ -109,16 +103,11 @@ struct HostileRoomTests {
     /// up as a member and its messages never arrive; accepted, it joins.
     @Test func membersReachedThroughARelayAreAskedAboutToo() async throws {
         let hosts = TestHosts()
-        let a = try await hosts.up("pmha"), b = try await hosts.up("pmhb"), c = try await hosts.up("pmhc")
-        let ab = RoomCommandTests.subnet()
-        var bc = RoomCommandTests.subnet()
-        while bc == ab { bc = RoomCommandTests.subnet() }
-        try await hosts.link(a, b, subnet: ab)
-        try await hosts.link(b, c, subnet: bc)
-        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let (a, b, c, _) = try await RoomCommandTests.hostsInALine(hosts, "pmha", "pmhb", "pmhc")
+        let room = try RoomCommandTests.Fixture()
+        defer { room.remove() }
         func peermesh(_ host: String, _ args: [String], _ name: String) -> [String] {
-            hosts.exec(host, RoomCommandTests.peermesh(args, name: name, type: type, directory: dir))
+            hosts.exec(host, room.peermesh(args, name))
         }
         let alice = try Spawned(peermesh(a, ["host", "lobby", "--accept", "ask"], "alice"), input: true)
         #expect(await alice.line(within: 10, containing: "is visible") != nil, "\(alice.output)")
