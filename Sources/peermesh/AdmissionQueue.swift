@@ -21,7 +21,8 @@ struct AdmissionRequest: Sendable {
     let kind: Kind
     /// The code both people compare (end to end for a member reached through relays).
     let verificationCode: String
-    /// Whether the request can no longer be answered.
+    /// Whether the request can no longer be answered (the invitation's own judgement: its deadline or a closed
+    /// connection; for a member, the admission's deadline).
     let isExpired: @Sendable () -> Bool
     /// Lets it in.
     let accept: @Sendable () throws(PeerMeshError) -> Void
@@ -32,9 +33,14 @@ struct AdmissionRequest: Sendable {
 /// The requests waiting for an answer, oldest first, each with a number that stays its own.
 ///
 /// An answer is bound to one request: by number or name (`/accept 2`, `/decline mallory`), or a plain y/n for
-/// the one whose prompt is shown. The shown prompt is the oldest request and is never swapped for a newer one;
-/// when it goes (answered or expired) the next oldest is shown, and for a short moment after that a plain y/n is
-/// refused, because it was most likely typed for the prompt that just went. Pure: the time is an input.
+/// the one whose prompt is shown. The shown prompt is always the oldest request and is never swapped for a newer
+/// one; when it goes (answered or expired) the next oldest is shown in the same change, and for a short moment after
+/// that a plain y/n is refused, because it was most likely typed for the prompt that just went.
+///
+/// Every change returns what the person must now see, so the caller prints it without asking again: a second look
+/// under a second lock could find the queue changed in between (a request that became the shown one without its
+/// prompt ever being printed). The time is an input; only `AdmissionRequest.isExpired` looks elsewhere (an
+/// invitation knows its own deadline and whether its connection is still there).
 struct AdmissionQueue: Sendable {
     /// A request with its number.
     struct Pending: Sendable {
@@ -42,6 +48,14 @@ struct AdmissionQueue: Sendable {
         let number: Int
         /// The request.
         let request: AdmissionRequest
+    }
+
+    /// A request taken out of the queue, and the request whose prompt replaced it when it was the shown one.
+    struct Taken: Sendable {
+        /// The request taken out, for the caller to answer.
+        let entry: Pending
+        /// The request now shown, whose prompt the caller prints; nil when the shown prompt did not change.
+        let nextShown: Pending?
     }
 
     /// How an answer names its request.
@@ -85,28 +99,28 @@ struct AdmissionQueue: Sendable {
     /// After the shown prompt changes, a plain y/n is refused for this long.
     static let settleTime: Duration = .seconds(1)
 
-    /// The waiting requests, oldest first.
+    /// The waiting requests, oldest first; the first one's prompt is the shown one.
     private(set) var pending: [Pending] = []
     private var nextNumber = 1
-    /// The request whose prompt is shown, and when it replaced another one (nil when it was shown on arrival).
-    private var shown: (number: Int, replacedAt: ContinuousClock.Instant?)?
+    /// When the shown prompt last replaced another one; nil when it was shown on arrival (nothing to confuse it with).
+    private var promptChangedAt: ContinuousClock.Instant?
 
     /// The request a plain y/n answers.
-    var shownRequest: Pending? { shown.flatMap { shown in pending.first { $0.number == shown.number } } }
+    var shownRequest: Pending? { pending.first }
 
-    /// Queues `request`; returns it numbered, and whether its prompt is now the shown one.
-    mutating func add(_ request: AdmissionRequest) -> (pending: Pending, isShown: Bool) {
+    /// Queues `request`; returns it numbered, and the request whose prompt is shown (the new one when the queue was
+    /// empty).
+    mutating func add(_ request: AdmissionRequest) -> (entry: Pending, shown: Pending) {
         let entry = Pending(number: nextNumber, request: request)
         nextNumber += 1
+        if pending.isEmpty { promptChangedAt = nil }
         pending.append(entry)
-        if shownRequest == nil, let oldest = pending.first {
-            shown = (oldest.number, nil)
-        }
-        return (entry, shown?.number == entry.number)
+        return (entry, pending[0])
     }
 
-    /// Removes and returns the request `selector` names, for the caller to answer.
-    mutating func take(_ selector: Selector) -> Result<Pending, Refusal> {
+    /// Takes out the request `selector` names, for the caller to answer; `now` is when the shown prompt changes if
+    /// it was that one.
+    mutating func take(_ selector: Selector, at now: ContinuousClock.Instant) -> Result<Taken, Refusal> {
         let matches: [Pending]
         switch selector {
         case .number(let number):
@@ -117,34 +131,32 @@ struct AdmissionQueue: Sendable {
             if matches.isEmpty { return .failure(.nobodyCalled(name)) }
             if matches.count > 1 { return .failure(.ambiguous(name, matches.map(\.number))) }
         }
-        remove(matches[0].number)
-        return .success(matches[0])
+        let nextShown = remove([matches[0].number], at: now)
+        return .success(Taken(entry: matches[0], nextShown: nextShown))
     }
 
-    /// Removes and returns the shown request for a plain y/n typed at `now`; nil when no prompt is shown.
-    mutating func takeShown(at now: ContinuousClock.Instant) -> Result<Pending, Refusal>? {
-        guard let shown, let entry = shownRequest else { return nil }
-        if let replacedAt = shown.replacedAt, now - replacedAt < Self.settleTime { return .failure(.promptChanged(to: entry.number)) }
-        remove(entry.number)
-        return .success(entry)
+    /// Takes out the shown request for a plain y/n typed at `now`; nil when no prompt is shown.
+    mutating func takeShown(at now: ContinuousClock.Instant) -> Result<Taken, Refusal>? {
+        guard let entry = pending.first else { return nil }
+        if let promptChangedAt, now - promptChangedAt < Self.settleTime { return .failure(.promptChanged(to: entry.number)) }
+        let nextShown = remove([entry.number], at: now)
+        return .success(Taken(entry: entry, nextShown: nextShown))
     }
 
-    /// Removes and returns the requests that can no longer be answered.
-    mutating func removeExpired() -> [Pending] {
+    /// Takes out the requests that can no longer be answered; returns them and the request now shown when the shown
+    /// one was among them.
+    mutating func removeExpired(at now: ContinuousClock.Instant) -> (expired: [Pending], nextShown: Pending?) {
         let expired = pending.filter { $0.request.isExpired() }
-        for entry in expired { remove(entry.number) }
-        return expired
+        return (expired, remove(Set(expired.map(\.number)), at: now))
     }
 
-    /// Shows the oldest request when no prompt is shown (the shown one was answered or expired); returns it so its
-    /// prompt can be printed.
-    mutating func showNext(at now: ContinuousClock.Instant) -> Pending? {
-        guard shownRequest == nil, let next = pending.first else { return nil }
-        shown = (next.number, now)
+    /// Removes `numbers`; when the shown request goes, the next oldest becomes the shown one at `now` and is
+    /// returned so its prompt gets printed.
+    private mutating func remove(_ numbers: Set<Int>, at now: ContinuousClock.Instant) -> Pending? {
+        let shownBefore = pending.first?.number
+        pending.removeAll { numbers.contains($0.number) }
+        guard let next = pending.first, next.number != shownBefore else { return nil }
+        promptChangedAt = now
         return next
-    }
-
-    private mutating func remove(_ number: Int) {
-        pending.removeAll { $0.number == number }
     }
 }

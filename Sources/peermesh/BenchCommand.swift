@@ -58,15 +58,10 @@ struct BenchCommand: AsyncParsableCommand {
             // Installed before the ready file exists: a runner signals only after reading it.
             let joinSignal = joinOnSignal ? BenchSignal(SIGUSR2) : nil
             let hosts = listen.isEmpty ? ["127.0.0.1"] : listen
-            var configuration = Session.Configuration()
-            configuration.listenHost = hosts.count == 1 ? hosts[0] : (hosts.contains { $0.contains(":") } ? "::" : "0.0.0.0")
-            configuration.maximumPeers = 1024
-            configuration.maximumPendingConnections = 256
-            configuration.maximumPendingConnectionsPerSource = 256
-            configuration.maximumPendingInvitations = 256
-            configuration.maximumPendingInvitationsPerSource = 256
-            configuration.linksDirectlyWhenReachable = directLinks
-            configuration.receivingDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-\(getpid())")
+            let configuration = BenchProcess.memberConfiguration(
+                listenHost: hosts.count == 1 ? hosts[0] : (hosts.contains { $0.contains(":") } ? "::" : "0.0.0.0"),
+                directLinks: directLinks,
+                receivingDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-\(getpid())"))
             defer { try? FileManager.default.removeItem(at: configuration.receivingDirectory) }
             let session = try Session(identity: try Identity.generate(displayName: "bench-server"), encryption: encryption.preference, configuration: configuration)
             let counters = report ? BenchSignal(SIGUSR1) : nil

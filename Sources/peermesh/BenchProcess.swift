@@ -1,4 +1,5 @@
 import Foundation
+import PeerMesh
 
 /// A signal turned into an async sequence of arrivals (the signal's default action is disabled for the life of
 /// the process). Keep the value alive as long as arrivals matter.
@@ -49,6 +50,21 @@ enum BenchProcess {
     }
 
     nonisolated(unsafe) private static var orphanTimer: DispatchSourceTimer?
+
+    /// The session configuration every member of a many-member benchmark uses: room for a thousand members and for
+    /// the burst of connections and invitations when they all join at once, direct upgrade as the run asks.
+    static func memberConfiguration(listenHost: String, directLinks: Bool, receivingDirectory: URL) -> Session.Configuration {
+        var configuration = Session.Configuration()
+        configuration.listenHost = listenHost
+        configuration.maximumPeers = 1024
+        configuration.maximumPendingConnections = 256
+        configuration.maximumPendingConnectionsPerSource = 256
+        configuration.maximumPendingInvitations = 256
+        configuration.maximumPendingInvitationsPerSource = 256
+        configuration.linksDirectlyWhenReachable = directLinks
+        configuration.receivingDirectory = receivingDirectory
+        return configuration
+    }
 
     /// This executable's path.
     static var executable: String {

@@ -23,15 +23,8 @@ struct RosterBench {
         defer { try? FileManager.default.removeItem(at: dir) }
         let readyFiles = (0..<members).map { dir.appendingPathComponent("member-\($0).ready").path }
 
-        var configuration = Session.Configuration()
-        configuration.listenHost = "127.0.0.1"
-        configuration.maximumPeers = 1024
-        configuration.maximumPendingConnections = 256
-        configuration.maximumPendingConnectionsPerSource = 256
-        configuration.maximumPendingInvitations = 256
-        configuration.maximumPendingInvitationsPerSource = 256
-        configuration.linksDirectlyWhenReachable = directLinks
-        configuration.receivingDirectory = dir.appendingPathComponent("received")
+        let configuration = BenchProcess.memberConfiguration(listenHost: "127.0.0.1", directLinks: directLinks,
+                                                             receivingDirectory: dir.appendingPathComponent("received"))
         let session = try Session(identity: try Identity.generate(displayName: "member-0"), encryption: encryption.preference,
                                   configuration: configuration)
         let own = MemberLog(full: members - 1)

@@ -1,5 +1,6 @@
-import Foundation
 import ArgumentParser
+import Foundation
+import PeerMesh
 
 /// A size given on the command line: a number of bytes, optionally with a K, M, G or T suffix (powers of 1024;
 /// `KiB`, `KB`, `k` and a fractional number such as `1.5G` are accepted too).
@@ -7,8 +8,8 @@ struct ByteCount: ExpressibleByArgument, Sendable, Equatable, CustomStringConver
     /// The size in bytes.
     let bytes: UInt64
 
-    /// The default limit for incoming files, as the library's: 4 GiB.
-    static let defaultMaximumFileSize = ByteCount(bytes: 4 << 30)
+    /// The default limit for incoming files: the library's own default (4 GiB), read from it so the two cannot drift.
+    static let defaultMaximumFileSize = ByteCount(bytes: Session.Configuration().maximumIncomingResourceSize)
 
     /// The `--max-file-size` help, shared by every command that receives files.
     static let maximumFileSizeHelp = ArgumentHelp(

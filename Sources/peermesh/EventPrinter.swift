@@ -15,7 +15,7 @@ enum EventPrinter {
 
     /// `security` is the peer's, for a `.connected` event.
     static func line(_ event: SessionEvent, security: PeerSecurity?) -> String {
-        "[\(RoomOutput.clock())] " + text(event, security: security).text
+        RoomOutput.stamped(text(event, security: security))
     }
 
     private static func text(_ event: SessionEvent, security: PeerSecurity?) -> TerminalLine {

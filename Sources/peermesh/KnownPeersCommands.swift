@@ -27,11 +27,11 @@ struct TrustCommand: AsyncParsableCommand {
                 defer { known[name] = key }
                 return known[name]
             }
-            let short = KnownPeersHelp.fingerprint(key, name: name)
+            let short = KnownPeersHelp.fingerprint(key)
             switch previous {
             case nil: writeLine("\(TerminalText.escaped(name)) is now known with key \(short)")
             case key?: writeLine("\(TerminalText.escaped(name)) was already known with key \(short)")
-            case let old?: writeLine("\(TerminalText.escaped(name))'s key is now \(short) (was \(KnownPeersHelp.fingerprint(old, name: name)))")
+            case let old?: writeLine("\(TerminalText.escaped(name))'s key is now \(short) (was \(KnownPeersHelp.fingerprint(old)))")
             }
         }
     }
@@ -57,7 +57,7 @@ struct ForgetCommand: AsyncParsableCommand {
             guard let previous else {
                 throw CLIError("\(name) is not in \(KnownPeersFile.default.url.path); `peermesh known` lists the names it holds.")
             }
-            writeLine("forgot \(TerminalText.escaped(name))'s key \(KnownPeersHelp.fingerprint(previous, name: name))")
+            writeLine("forgot \(TerminalText.escaped(name))'s key \(KnownPeersHelp.fingerprint(previous))")
         }
     }
 }
@@ -91,8 +91,9 @@ enum KnownPeersHelp {
         """
 
     /// The short fingerprint people compare (`a1b2-c3d4-e5f6-0718`) of a full key ID.
-    static func fingerprint(_ keyID: String, name: String) -> String {
-        PeerID(id: keyID, displayName: name)?.fingerprint ?? String(keyID.prefix(16))
+    static func fingerprint(_ keyID: String) -> String {
+        // The fingerprint depends on the key alone; a PeerID needs some valid display name to exist.
+        PeerID(id: keyID, displayName: "key")?.fingerprint ?? String(keyID.prefix(16))
     }
 
     /// `name` as one shell word, for commands printed for people to paste.

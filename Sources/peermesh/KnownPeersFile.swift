@@ -76,28 +76,11 @@ struct KnownPeersFile: Sendable {
         return result
     }
 
-    /// Replaces the file with `known`: a new 0600 file beside it, flushed to disk, then renamed over it.
+    /// Replaces the file with `known` (`AtomicFile`: a new 0600 file beside it, flushed to disk, then renamed over it).
     private func write(_ known: KnownPeers) throws(CLIError) {
-        let temporary = url.path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw CLIError("Cannot write \(temporary) (errno \(errno)): check the directory's permissions.") }
-        var bytes = Array(known.text.utf8)[...]
-        var failed = false
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                failed = true
-                break
-            }
-            bytes = bytes.dropFirst(written)
-        }
-        if fsync(fd) != 0 { failed = true }
-        close(fd)
-        guard !failed, rename(temporary, url.path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw CLIError("Cannot write \(url.path) (errno \(code)): check the disk and the directory's permissions.")
+        do { try AtomicFile.write(Array(known.text.utf8), to: url, mode: 0o600) } catch {
+            let reason = (error as? POSIXError).map { "errno \($0.code.rawValue)" } ?? "\(error)"
+            throw CLIError("Cannot write \(url.path) (\(reason)): check the disk and the directory's permissions.")
         }
     }
 }

@@ -1,7 +1,10 @@
 import NIOConcurrencyHelpers
 
-/// A yes/no that someone awaits and the first of several parties gives: the person (`/accept`), the expiry sweep
-/// (no), or cancellation (no). Later answers are ignored.
+/// A yes/no that someone awaits and the first of two parties gives: the person (`/accept`, `/decline`, y/n) or the
+/// expiry sweep (no, at the admission's deadline). Later answers are ignored.
+///
+/// No cancellation handler: the library runs the admission handler in a task of its own that nobody cancels, so the
+/// deadline, not cancellation, is what ends a wait nobody answers.
 final class PendingAnswer: Sendable {
     private let state = NIOLockedValueBox<(answer: Bool?, waiter: CheckedContinuation<Bool, Never>?)>((nil, nil))
 
@@ -16,19 +19,15 @@ final class PendingAnswer: Sendable {
         waiter?.resume(returning: answer)
     }
 
-    /// Waits for the answer; a cancelled waiter gets no.
+    /// Waits for the answer.
     func value() async -> Bool {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                let ready: Bool? = state.withLockedValue { state in
-                    if let answer = state.answer { return answer }
-                    state.waiter = continuation
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
+        await withCheckedContinuation { continuation in
+            let ready: Bool? = state.withLockedValue { state in
+                if let answer = state.answer { return answer }
+                state.waiter = continuation
+                return nil
             }
-        } onCancel: {
-            resolve(false)
+            if let ready { continuation.resume(returning: ready) }
         }
     }
 }

@@ -21,16 +21,17 @@ extension Room {
         }
     }
 
-    /// Whether a member introduced by `introducer` (reached through relays) may join, under the `--accept` policy:
-    /// `all` and `none` admit it (`none` governs who joins through us, not who is in the room), `known` checks
-    /// `known_peers`, `ask` queues a numbered request and waits for the answer or `deadline` (then no).
-    func admitMember(_ peer: PeerID, introducer: PeerID, verificationCode: String, deadline: ContinuousClock.Instant) async -> Bool {
+    /// Whether a member others introduced (reached through relays) may join, under the `--accept` policy: `all` and
+    /// `none` admit it (`none` governs who joins through us, not who is in the room), `known` checks `known_peers`,
+    /// `ask` queues a numbered request and waits for the answer or the admission's deadline (then no).
+    func admitMember(_ admission: MemberAdmission) async -> Bool {
         switch accept {
         case .all, .none: return true
-        case .known: return trust.admits(peer)
+        case .known: return trust.admits(admission.peer)
         case .ask:
             let answer = PendingAnswer()
-            ask(AdmissionRequest(peer: peer, kind: .member(via: introducer), verificationCode: verificationCode,
+            let deadline = admission.deadline
+            ask(AdmissionRequest(peer: admission.peer, kind: .member(via: admission.introducer), verificationCode: admission.verificationCode,
                                  isExpired: { ContinuousClock.now >= deadline },
                                  accept: { answer.resolve(true) }, decline: { answer.resolve(false) }))
             return await answer.value()
@@ -39,14 +40,13 @@ extension Room {
 
     /// Queues `request` and shows its prompt, or, while another prompt is shown, lists it as also waiting.
     func ask(_ request: AdmissionRequest) {
-        let (entry, isShown) = requests.withLockedValue { $0.add(request) }
-        if isShown {
+        let (entry, shown) = requests.withLockedValue { $0.add(request) }
+        if entry.number == shown.number {
             prompt(entry)
         } else {
-            let shown = requests.withLockedValue { $0.shownRequest?.number }
             output.event("question-waiting", Self.fields(entry), human: """
-                also waiting: \(Self.describe(entry)) — /accept \(entry.number) or /decline \(entry.number) answers it\
-                \(shown.map { "; y/n still answers #\($0)" } ?? "")
+                also waiting: \(Self.describe(entry)) — /accept \(entry.number) or /decline \(entry.number) answers it; \
+                y/n still answers #\(shown.number)
                 """)
         }
     }
@@ -55,18 +55,20 @@ extension Room {
     /// y/n with no question shown, which is then just a chat line).
     func handleAdmission(_ line: String) -> Bool {
         let words = line.split(separator: " ", maxSplits: 1).map(String.init)
-        switch words.first?.lowercased() {
+        // One spelling decides both which command it is and what it answers: `/Accept 2` accepts.
+        let command = words.first?.lowercased()
+        switch command {
         case "y", "yes", "n", "no":
             guard words.count == 1,
                   let taken = requests.withLockedValue({ $0.takeShown(at: .now) }) else { return false }
-            finish(taken, accept: words[0].lowercased().hasPrefix("y"))
+            finish(taken, accept: command == "y" || command == "yes")
         case "/accept", "/decline":
             guard words.count == 2 else {
                 output.error("Usage: \(words[0]) N or \(words[0]) NAME; /requests lists the waiting requests.")
                 return true
             }
             let selector = AdmissionQueue.Selector(words[1].trimmingCharacters(in: .whitespaces))
-            finish(requests.withLockedValue { $0.take(selector) }, accept: words[0] == "/accept")
+            finish(requests.withLockedValue { $0.take(selector, at: .now) }, accept: command == "/accept")
         case "/requests":
             let (pending, shown) = requests.withLockedValue { ($0.pending, $0.shownRequest?.number) }
             if pending.isEmpty { output.event("requests", ["count": "0"], human: "no requests are waiting") }
@@ -80,29 +82,30 @@ extension Room {
         return true
     }
 
-    /// Drops expired requests (saying so) and shows the next prompt, four times a second until cancelled.
+    /// Drops expired requests (saying so) and shows the next prompt, four times a second until cancelled (`--accept
+    /// ask` only: no other policy queues requests).
     func expireRequests() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(250))
-            let expired = requests.withLockedValue { $0.removeExpired() }
+            let (expired, next) = requests.withLockedValue { $0.removeExpired(at: .now) }
             for entry in expired {
                 try? entry.request.decline()   // tells a waiting member admission "no"; an invitation has expired already
                 output.event("request-expired", Self.fields(entry),
                              human: "request #\(entry.number) from \(entry.request.peer) expired before it was answered")
             }
-            if !expired.isEmpty { showNext() }
+            if let next { prompt(next) }
         }
     }
 
     // MARK: Helpers
 
-    /// Applies an answer to the request it was bound to, then shows the next prompt.
-    private func finish(_ taken: Result<AdmissionQueue.Pending, AdmissionQueue.Refusal>, accept: Bool) {
+    /// Applies an answer to the request it was bound to, then prints the prompt that replaced it, if any.
+    private func finish(_ taken: Result<AdmissionQueue.Taken, AdmissionQueue.Refusal>, accept: Bool) {
         switch taken {
         case .failure(let refusal):
             output.error(refusal.message)
-            return
-        case .success(let entry):
+        case .success(let taken):
+            let entry = taken.entry
             do {
                 if accept { try entry.request.accept() } else { try entry.request.decline() }
                 output.event("answered", Self.fields(entry).merging(["answer": accept ? "accepted" : "declined"]) { $1 },
@@ -110,12 +113,8 @@ extension Room {
             } catch {
                 output.error("Request #\(entry.number) from \(entry.request.peer): \(error.message)")
             }
+            if let next = taken.nextShown { prompt(next) }
         }
-        showNext()
-    }
-
-    private func showNext() {
-        if let next = requests.withLockedValue({ $0.showNext(at: .now) }) { prompt(next) }
     }
 
     private func prompt(_ entry: AdmissionQueue.Pending) {

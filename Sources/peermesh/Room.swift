@@ -84,8 +84,7 @@ final class Room: Sendable {
         if accept == .ask || accept == .known {
             session.setAdmissionHandler { [weak self] admission in
                 guard let self else { return false }
-                return await self.admitMember(admission.peer, introducer: admission.introducer,
-                                              verificationCode: admission.verificationCode, deadline: admission.deadline)
+                return await self.admitMember(admission)
             }
         }
     }
@@ -100,7 +99,9 @@ final class Room: Sendable {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.followSession(); return false }
             group.addTask { await self.followAdvertiser(); return false }
-            group.addTask { await self.expireRequests(); return false }
+            if accept == .ask {
+                group.addTask { await self.expireRequests(); return false }
+            }
             group.addTask {
                 for await _ in TerminationSignals.stream() { return true }
                 return true

@@ -14,11 +14,11 @@ struct RoomOutput: Sendable {
         if json {
             var object = fields
             object["event"] = name
-            object["time"] = ISO8601DateFormatter().string(from: Date())
+            object["time"] = Date.now.formatted(.iso8601)
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             writeLine(String(decoding: data, as: UTF8.self))
         } else {
-            writeLine("[\(Self.clock())] \(human.text)")
+            writeLine(Self.stamped(human))
         }
     }
 
@@ -30,12 +30,17 @@ struct RoomOutput: Sendable {
         printError("error: \(message)")
     }
 
-    /// The time as event lines show it: `HH:MM:SS`.
-    static func clock() -> String {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "HH:mm:ss"
-        return formatter.string(from: Date())
+    /// `line` as a human event line: `[HH:MM:SS] ` and the escaped text (rooms and `EventPrinter` alike).
+    static func stamped(_ line: TerminalLine) -> String {
+        "[\(Date.now.formatted(clockStyle))] \(line.text)"
     }
+
+    /// `HH:MM:SS` in local time, made once: a style is a value, so every line shares it instead of building a
+    /// formatter of its own.
+    private static let clockStyle = Date.VerbatimFormatStyle(
+        format: "\(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)",
+        timeZone: .current, calendar: Calendar(identifier: .gregorian)
+    )
 
     /// The JSON fields that name a peer: `peer` (display name) and `peer_id` (key ID).
     static func fields(_ peer: PeerID) -> [String: String] {

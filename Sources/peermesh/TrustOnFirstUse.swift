@@ -23,7 +23,7 @@ struct TrustOnFirstUse: Sendable {
             output.event("remembered", fields, human: "remembered \(peer.displayName)'s key \(peer.fingerprint) in \(file.url.path)")
             return true
         case .changed(let remembered):
-            let old = KnownPeersHelp.fingerprint(remembered, name: peer.displayName)
+            let old = KnownPeersHelp.fingerprint(remembered)
             fields["remembered_id"] = remembered
             fields["remembered_fingerprint"] = old
             let name = KnownPeersHelp.shellWord(peer.displayName)

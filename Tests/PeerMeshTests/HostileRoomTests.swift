@@ -10,15 +10,12 @@ struct HostileRoomTests {
     /// forges an event line: the human output shows them escaped, the forged line only as a marked continuation,
     /// and `--json` carries the exact text.
     @Test func textFromTheNetworkIsEscapedAndCannotForgeEventLines() async throws {
-        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        func peermesh(_ args: [String], _ name: String) -> [String] {
-            RoomCommandTests.peermesh(args, name: name, type: type, directory: dir)
-        }
-        let alice = try Spawned(peermesh(["host", "lobby", "--downloads", dir.appendingPathComponent("alice-downloads").path], "alice"))
+        let room = try RoomCommandTests.Fixture(), dir = room.directory
+        defer { room.remove() }
+        let alice = try Spawned(room.peermesh(["host", "lobby", "--downloads", dir.appendingPathComponent("alice-downloads").path], "alice"))
         defer { alice.stop() }
         #expect(await alice.line(within: 10, containing: "is visible") != nil, "\(alice.output)")
-        let carol = try Spawned(peermesh(["join", "lobby", "--json", "--downloads", dir.appendingPathComponent("carol-downloads").path], "carol"))
+        let carol = try Spawned(room.peermesh(["join", "lobby", "--json", "--downloads", dir.appendingPathComponent("carol-downloads").path], "carol"))
         defer { carol.stop() }
         #expect(await carol.line(within: 10, containing: "\"event\":\"joined-room\"") != nil, "\(carol.output)")
 
@@ -27,7 +24,7 @@ struct HostileRoomTests {
         let text = "hi \u{1b}]0;pwned\u{07} \u{202e}gnp.exe\u{9b}\n" + forged
         let file = dir.appendingPathComponent("re\u{1b}[2Jport\u{202e}fdp.exe")
         try Data("payload".utf8).write(to: file)
-        let send = try await run(peermesh(["send", "--room", "lobby", "--message", text, "--file", file.path, "--timeout", "15"], evil))
+        let send = try await run(room.peermesh(["send", "--room", "lobby", "--message", text, "--file", file.path, "--timeout", "15"], evil))
         #expect(send.status == 0, "\(send.output)")
 
         let escapedName = "mal\\x1b[2J\\u{202e}lory"
@@ -50,20 +47,17 @@ struct HostileRoomTests {
     /// Ask mode binds each answer to one request: a `y` typed while alice's prompt is shown admits alice, never
     /// mallory who asked a moment later; mallory waits, listed, until declined by name.
     @Test func askModeAnswersTheRequestShownAndQueuesTheRest() async throws {
-        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        func peermesh(_ args: [String], _ name: String) -> [String] {
-            RoomCommandTests.peermesh(args, name: name, type: type, directory: dir)
-        }
-        let host = try Spawned(peermesh(["host", "lobby", "--accept", "ask"], "hosta"), input: true)
+        let room = try RoomCommandTests.Fixture()
+        defer { room.remove() }
+        let host = try Spawned(room.peermesh(["host", "lobby", "--accept", "ask"], "hosta"), input: true)
         defer { host.stop() }
         #expect(await host.line(within: 10, containing: "is visible") != nil, "\(host.output)")
 
-        let alice = try Spawned(peermesh(["join", "lobby", "--timeout", "60"], "alice"))
+        let alice = try Spawned(room.peermesh(["join", "lobby", "--timeout", "60"], "alice"))
         defer { alice.stop() }
         let prompt = await host.line(within: 10, containing: "#1 alice wants to join — key ", "verification code", "accept? y/n")
         #expect(prompt != nil, "\(host.output)")
-        let mallory = try Spawned(peermesh(["join", "lobby", "--timeout", "60"], "mallory"))
+        let mallory = try Spawned(room.peermesh(["join", "lobby", "--timeout", "60"], "mallory"))
         defer { mallory.stop() }
         #expect(await host.line(within: 10, containing: "also waiting: #2 mallory wants to join — key ", "y/n still answers #1") != nil, "\(host.output)")
 
@@ -88,17 +82,19 @@ struct HostileRoomTests {
 
     /// A request nobody answers is dropped when its invitation expires, with a line saying so.
     @Test func anUnansweredRequestExpiresVisibly() async throws {
-        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let host = try Spawned(RoomCommandTests.peermesh(["host", "lobby", "--accept", "ask"], name: "hostb", type: type, directory: dir), input: true)
+        let room = try RoomCommandTests.Fixture()
+        defer { room.remove() }
+        let host = try Spawned(room.peermesh(["host", "lobby", "--accept", "ask"], "hostb"), input: true)
         defer { host.stop() }
         #expect(await host.line(within: 10, containing: "is visible") != nil, "\(host.output)")
-        let late = try Spawned(RoomCommandTests.peermesh(["join", "lobby", "--timeout", "3"], name: "late", type: type, directory: dir))
+        let late = try Spawned(room.peermesh(["join", "lobby", "--timeout", "3"], "late"))
         defer { late.stop() }
         #expect(await host.line(within: 10, containing: "#1 late wants to join") != nil, "\(host.output)")
         #expect(await host.line(within: 10, containing: "request #1 from late (", "expired before it was answered") != nil, "\(host.output)")
-        #expect(await late.wait(within: 10) != 0, "\(late.output)")
+        let gaveUp = await late.wait(within: 10)
+        #expect(gaveUp != nil && gaveUp != 0, "\(late.output)")   // it has exited, and not as a member
         try host.send(line: "y")   // no prompt is shown any more: a chat line, not an answer to anyone
+        #expect(await host.line(within: 5, containing: "Nobody else is in the room yet; your line was not sent.") != nil, "\(host.output)")
         try host.send(line: "/requests")
         #expect(await host.line(within: 5, containing: "no requests are waiting") != nil, "\(host.output)")
     }
@@ -107,16 +103,11 @@ struct HostileRoomTests {
     /// up as a member and its messages never arrive; accepted, it joins.
     @Test func membersReachedThroughARelayAreAskedAboutToo() async throws {
         let hosts = TestHosts()
-        let a = try await hosts.up("pmha"), b = try await hosts.up("pmhb"), c = try await hosts.up("pmhc")
-        let ab = RoomCommandTests.subnet()
-        var bc = RoomCommandTests.subnet()
-        while bc == ab { bc = RoomCommandTests.subnet() }
-        try await hosts.link(a, b, subnet: ab)
-        try await hosts.link(b, c, subnet: bc)
-        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let (a, b, c, _) = try await RoomCommandTests.hostsInALine(hosts, "pmha", "pmhb", "pmhc")
+        let room = try RoomCommandTests.Fixture()
+        defer { room.remove() }
         func peermesh(_ host: String, _ args: [String], _ name: String) -> [String] {
-            hosts.exec(host, RoomCommandTests.peermesh(args, name: name, type: type, directory: dir))
+            hosts.exec(host, room.peermesh(args, name))
         }
         let alice = try Spawned(peermesh(a, ["host", "lobby", "--accept", "ask"], "alice"), input: true)
         #expect(await alice.line(within: 10, containing: "is visible") != nil, "\(alice.output)")
@@ -138,10 +129,12 @@ struct HostileRoomTests {
         #expect(await alice.line(within: 10, containing: "bob: marker from bob") != nil, "\(alice.output)")
         #expect(!alice.output.contains("carol: hello") && !alice.lines.contains { $0.contains("carol (") && $0.contains("joined") }, "\(alice.output)")
 
-        // Dave, also behind Bob, is accepted: he becomes a member and his words arrive.
+        // Dave, also behind Bob, is accepted (commands are case-insensitive: `/Accept` accepts): he becomes a member
+        // and his words arrive.
         let dave = try Spawned(peermesh(c, ["join", "lobby", "--host", "bob", "--timeout", "60"], "dave"), input: true)
         #expect(await alice.line(within: 15, containing: "#3 dave wants to join as a member introduced by bob (") != nil, "\(alice.output)")
-        try alice.send(line: "y")
+        try alice.send(line: "/Accept 3")
+        #expect(await alice.line(within: 5, containing: "accepted #3 dave") != nil, "\(alice.output)")
         #expect(await alice.line(within: 15, containing: "dave (", "joined") != nil, "\(alice.output)")
         try dave.send(line: "hello from dave")
         #expect(await alice.line(within: 10, containing: "dave: hello from dave") != nil, "\(alice.output)")

@@ -8,41 +8,25 @@ import Testing
 struct IncomingFileLimitTests {
     static let bin = PeerProcess.binary.path
 
-    /// A scratch directory, removed by `remove()`.
-    struct Scratch {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("pm-limits-\(TestEnv.tag())")
-        init() throws { try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-        func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-        func file(_ name: String, size: Int) throws -> String {
-            try Data(repeating: 0x5a, count: size).write(to: url.appendingPathComponent(name))
-            return path(name)
-        }
-        func remove() { try? FileManager.default.removeItem(at: url) }
-    }
-
     /// `peermesh listen` with `extra` options; its temporary directory is `tmp` so nothing it saves can hide.
-    func listen(_ scratch: Scratch, _ extra: [String]) async throws -> (Spawned, String)? {
+    func listen(_ scratch: Scratch, _ extra: [String]) async throws -> (PeerProcess, String) {
         try FileManager.default.createDirectory(atPath: scratch.path("tmp"), withIntermediateDirectories: true)
-        let listener = try Spawned([Self.bin, "listen", "--name", "keeper", "--host", "127.0.0.1", "--identity", scratch.path("keeper.pem")] + extra,
-                                   environment: ["TMPDIR": scratch.path("tmp")])
-        guard let code = await listener.line(within: 30, containing: "pm1.")?.trimmingCharacters(in: .whitespaces) else {
-            Issue.record("no connection code: \(listener.output)")
-            listener.stop()
-            return nil
-        }
-        return (listener, code)
+        return try await PeerProcess.listener(name: "keeper", echo: false, extra: extra, environment: ["TMPDIR": scratch.path("tmp")])
     }
 
-    func send(_ file: String, to code: String, _ scratch: Scratch) async throws -> (status: Int32, output: String) {
-        try await run([Self.bin, "connect", code, "--name", "sender", "--identity", scratch.path("sender.pem"), "--send-file", file, "--timeout", "10"])
+    /// Sends a new file of `size` bytes called `name` to the listener behind `code`.
+    func send(_ name: String, size: Int, to code: String, _ scratch: Scratch) async throws -> (status: Int32, output: String) {
+        let file = try scratch.file(name, size: size).0
+        return try await run([Self.bin, "connect", code, "--name", "sender", "--identity", scratch.path("sender.pem"),
+                              "--send-file", file.path, "--timeout", "10"])
     }
 
     @Test func listenWithoutDownloadsRefusesEveryFileAndTellsTheSender() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        guard let (listener, code) = try await listen(scratch, []) else { return }
-        defer { listener.stop() }
-        let sent = try await send(try scratch.file("unwanted.bin", size: 1000), to: code, scratch)
+        let (listener, code) = try await listen(scratch, [])
+        defer { listener.kill() }
+        let sent = try await send("unwanted.bin", size: 1000, to: code, scratch)
         #expect(sent.status == 1, "\(sent.output)")
         #expect(sent.output.contains("error: The receiver refused the file: this peer does not accept files."), "\(sent.output)")
         let saved = FileManager.default.enumerator(atPath: scratch.path("tmp"))?.allObjects as? [String] ?? []
@@ -52,14 +36,14 @@ struct IncomingFileLimitTests {
     @Test func listenWithDownloadsSavesFilesUpToTheMaximumSize() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        guard let (listener, code) = try await listen(scratch, ["--downloads", scratch.path("in"), "--max-file-size", "1K"]) else { return }
-        defer { listener.stop() }
-        let small = try await send(try scratch.file("small.bin", size: 1024), to: code, scratch)
+        let (listener, code) = try await listen(scratch, ["--downloads", scratch.path("in"), "--max-file-size", "1K"])
+        defer { listener.kill() }
+        let small = try await send("small.bin", size: 1024, to: code, scratch)
         #expect(small.status == 0, "\(small.output)")
-        #expect(await listener.line(within: 5, containing: "received small.bin from sender") != nil, "\(listener.output)")
+        #expect(await listener.child.line(within: 5, containing: "received small.bin from sender") != nil, "\(listener.child.output)")
         #expect(FileManager.default.contents(atPath: scratch.path("in/small.bin"))?.count == 1024)
 
-        let large = try await send(try scratch.file("large.bin", size: 1025), to: code, scratch)
+        let large = try await send("large.bin", size: 1025, to: code, scratch)
         #expect(large.status == 1, "\(large.output)")
         #expect(large.output.contains("refused the file: it is 1025 bytes and this peer accepts files up to 1024 bytes."), "\(large.output)")
         #expect(!FileManager.default.fileExists(atPath: scratch.path("in/large.bin")))

@@ -206,3 +206,36 @@ struct RoomCommandTests {
         #expect(type.status == 1 && type.output.contains("service type \"Bad_Type\""), "\(type.output)")
     }
 }
+
+extension RoomCommandTests {
+    /// One room test's scratch directory (identities, downloads) and private service type, and `peermesh` command
+    /// lines that use both.
+    struct Fixture {
+        let directory: URL
+        let type: String
+
+        init() throws {
+            directory = try RoomCommandTests.scratch()
+            type = RoomCommandTests.type()
+        }
+
+        /// `peermesh ARGUMENTS` as `name`, with its identity in the directory and the private service type.
+        func peermesh(_ arguments: [String], _ name: String) -> [String] {
+            RoomCommandTests.peermesh(arguments, name: name, type: type, directory: directory)
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// Three new test hosts in a line A–B–C: A–B and B–C on two different subnets and no forwarding, so A and C cannot
+    /// reach each other and C discovers only B. Returns the hosts and A–B's subnet.
+    static func hostsInALine(_ hosts: TestHosts, _ a: String, _ b: String, _ c: String) async throws -> (a: String, b: String, c: String, ab: String) {
+        let a = try await hosts.up(a), b = try await hosts.up(b), c = try await hosts.up(c)
+        let ab = subnet()
+        var bc = subnet()
+        while bc == ab { bc = subnet() }
+        try await hosts.link(a, b, subnet: ab)
+        try await hosts.link(b, c, subnet: bc)
+        return (a, b, c, ab)
+    }
+}

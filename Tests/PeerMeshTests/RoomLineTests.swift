@@ -8,16 +8,11 @@ import Testing
 struct RoomLineTests {
     @Test func joinerThatReachesOnlyOneMemberSharesTheRoomAndEveryReceiverVerifiesTheFile() async throws {
         let hosts = TestHosts()
-        let a = try await hosts.up("pmla"), b = try await hosts.up("pmlb"), c = try await hosts.up("pmlc")
-        let ab = RoomCommandTests.subnet()
-        var bc = RoomCommandTests.subnet()
-        while bc == ab { bc = RoomCommandTests.subnet() }
-        try await hosts.link(a, b, subnet: ab)
-        try await hosts.link(b, c, subnet: bc)
-        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let (a, b, c, ab) = try await RoomCommandTests.hostsInALine(hosts, "pmla", "pmlb", "pmlc")
+        let room = try RoomCommandTests.Fixture(), dir = room.directory
+        defer { room.remove() }
         func peermesh(_ args: [String], _ name: String) -> [String] {
-            RoomCommandTests.peermesh(args + ["--downloads", dir.appendingPathComponent("\(name)-downloads").path], name: name, type: type, directory: dir)
+            room.peermesh(args + ["--downloads", dir.appendingPathComponent("\(name)-downloads").path], name)
         }
         let alice = try Spawned(hosts.exec(a, peermesh(["host", "lobby"], "alice")))
         #expect(await alice.line(within: 10, containing: "is visible") != nil, "\(alice.output)")
@@ -30,7 +25,7 @@ struct RoomLineTests {
         #expect(route.status != 0 && route.output.contains("unreachable"), "\(route.output)")
         let file = dir.appendingPathComponent("big.bin")
         try Data((0..<(64 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 12) }).write(to: file)
-        let send = try Spawned(hosts.exec(c, RoomCommandTests.peermesh(["send", "--room", "lobby", "--message", "hello from c", "--file", file.path, "--timeout", "30"], name: "carol", type: type, directory: dir)))
+        let send = try Spawned(hosts.exec(c, room.peermesh(["send", "--room", "lobby", "--message", "hello from c", "--file", file.path, "--timeout", "30"], "carol")))
         // Alice learns of Carol from the link state Bob floods: within 2 s of Bob seeing her join.
         #expect(await bob.line(within: 15, containing: "carol", "joined") != nil, "\(bob.output)")
         #expect(await alice.line(within: 2, containing: "carol", "joined") != nil, "\(alice.output)")

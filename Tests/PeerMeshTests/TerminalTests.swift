@@ -41,11 +41,9 @@ struct TerminalTests {
     @Test func hostJoinChatSendPeersQuit() async throws {
         let hosts = TestHosts()
         let a = try await hosts.up("pmua"), b = try await hosts.up("pmub")
-        try await hosts.link(a, b, subnet: "10.\(Int.random(in: 100...199)).\(Int.random(in: 0...255))")
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pm-tty-\(TestEnv.tag())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        try await hosts.link(a, b, subnet: RoomCommandTests.subnet())
+        let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let type = "pt\(TestEnv.tag().prefix(8))"
         let bin = PeerProcess.binary.path
         func command(_ host: String, _ args: String) -> String {
             "\(TestEnv.testhost) exec \(host) -- \(bin) \(args) --service-type \(type) --identity \(dir.path)/\(host).pem"

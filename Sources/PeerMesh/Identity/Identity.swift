@@ -78,28 +78,12 @@ public struct Identity: Sendable {
         }
     }
 
-    /// Writes the identity to `url` with mode 0600, atomically (a temporary file renamed into place).
+    /// Writes the identity to `url` with mode 0600, atomically (`AtomicFile`: a temporary file renamed into place).
     public func save(to url: URL) throws(PeerMeshError) {
         do {
             let certificatePEM = try certificate.serializeAsPEM().pemString
             let text = local.privateKey.pemRepresentation + "\n" + certificatePEM + "\n"
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-            let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString)")
-            let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-            guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-            let bytes = Array(text.utf8)
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd)
-            close(fd)
-            guard written == bytes.count, synced == 0 else {
-                unlink(temporary.path)
-                throw POSIXError(.EIO)
-            }
-            guard rename(temporary.path, url.path) == 0 else {
-                unlink(temporary.path)
-                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-            }
+            try AtomicFile.write(Array(text.utf8), to: url, mode: 0o600)
         } catch let error as PeerMeshError {
             throw error
         } catch {

@@ -13,15 +13,17 @@ final class PeerProcess: Sendable {
         return URL(fileURLWithPath: TestEnv.executable("peermesh", fallback: ".build/debug/peermesh"))
     }
 
-    /// Starts `peermesh ARGUMENTS` with an identity file of its own.
-    init(arguments: [String]) throws {
+    /// Starts `peermesh ARGUMENTS` with an identity file of its own, and `environment` on top of ours.
+    init(arguments: [String], environment: [String: String] = [:]) throws {
         identity = FileManager.default.temporaryDirectory.appendingPathComponent("pm-proc-\(TestEnv.tag()).pem")
-        child = try Spawned([Self.binary.path] + arguments + ["--identity", identity.path])
+        child = try Spawned([Self.binary.path] + arguments + ["--identity", identity.path], environment: environment)
     }
 
-    /// Starts `peermesh listen` and waits (bounded) for its connection code.
-    static func listener(name: String, extra: [String] = []) async throws -> (PeerProcess, String) {
-        let peer = try PeerProcess(arguments: ["listen", "--name", name, "--host", "127.0.0.1", "--echo"] + extra)
+    /// Starts `peermesh listen` on 127.0.0.1 with `extra` options (and `--echo` unless `echo` is false) and waits
+    /// (bounded) for its connection code.
+    static func listener(name: String, echo: Bool = true, extra: [String] = [], environment: [String: String] = [:]) async throws -> (PeerProcess, String) {
+        let peer = try PeerProcess(arguments: ["listen", "--name", name, "--host", "127.0.0.1"] + (echo ? ["--echo"] : []) + extra,
+                                   environment: environment)
         guard let line = await peer.child.line(within: 30, containing: ConnectionData.prefix) else {
             peer.kill()
             throw Spawned.SpawnError(message: "peermesh listen did not print a connection code: \(peer.child.output)")

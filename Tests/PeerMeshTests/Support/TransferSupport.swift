@@ -60,6 +60,9 @@ struct Scratch {
         (try? FileManager.default.contentsOfDirectory(atPath: receiving.appendingPathComponent(".peermesh-partial").path)) ?? []
     }
 
+    /// The path of `name` in the scratch directory.
+    func path(_ name: String) -> String { base.appendingPathComponent(name).path }
+
     func remove() { try? FileManager.default.removeItem(at: base) }
 }
 
