@@ -99,4 +99,30 @@ struct MemberAdmissionsTests {
         _ = book.update(relayed: [], now: t0)
         #expect((UInt8(10)..<UInt8(30)).filter { book.stage(of: Self.key($0)) != nil }.count <= 4)
     }
+
+    @Test func oneNeighbourIntroducesAtMostItsShareOfUndecidedMembersAndTheRestComeAsSlotsFree() {
+        var book = MemberAdmissions(limits: .init(perIntroducer: 2, total: 8, undecidedPerIntroducer: 5))
+        let (m, h) = (Self.key(1), Self.key(2))
+        let flood = (10..<30).map { Self.key(UInt8($0)) }
+        let honest = Self.key(50)
+        let relayed = flood.map { (key: $0, introducer: m) } + [(key: honest, introducer: h)]
+        let first = book.update(relayed: relayed, now: t0)
+        #expect(first == Array(flood.prefix(5)) + [honest], "five from the flooding neighbour; the honest one is not crowded out")
+        #expect(flood.dropFirst(5).allSatisfy { book.stage(of: $0) == nil && !book.mayNegotiate(with: $0) })
+        #expect(book.update(relayed: relayed, now: t0 + .seconds(1)).isEmpty, "no slot freed: nobody new")
+        // Two decided: two more come in, in the order given.
+        book.pairingFinished(flood[0], now: t0)
+        book.pairingFinished(flood[1], now: t0)
+        _ = book.nextQuestions(now: t0)
+        _ = book.decide(flood[0], .refused)
+        _ = book.decide(flood[1], .admitted)
+        for key in flood[2..<5] + [honest] { book.pairingFinished(key, now: t0) }
+        let stalled = book.expire(now: t0 + .seconds(200), timeout: .seconds(120))
+        #expect(stalled.forgotten == [], "waiting for a question slot does not expire")
+        let next = book.update(relayed: relayed, now: t0 + .seconds(200))
+        #expect(next == Array(flood[5..<7]))
+        // Members that leave free their slots too.
+        let gone = book.update(relayed: relayed.filter { $0.key != flood[5] }, now: t0 + .seconds(201))
+        #expect(gone == [flood[7]])
+    }
 }

@@ -42,7 +42,7 @@ private struct MeshSim {
             let (to, from, record) = queue.removeFirst()
             recordsSent += 1
             guard links.contains([min(to, from), max(to, from)]) else { continue }
-            if rosters[to].receive(record) == .accepted {
+            if rosters[to].receive(record, now: now) == .accepted {
                 for neighbor in neighbors(of: to) where neighbor != from { queue.append((neighbor, to, record)) }
             }
         }
@@ -128,11 +128,11 @@ struct MeshRosterTests {
         var roster = MeshRoster(me: a.peerID, initialVersion: 0)
         let newer = try LinkStateRecord.signed(by: b, version: 5, neighbors: [a.peerID.keyID])
         let older = try LinkStateRecord.signed(by: b, version: 4, neighbors: [])
-        #expect(roster.receive(newer) == .accepted)
-        #expect(roster.receive(newer) == .duplicate)
-        #expect(roster.receive(older) == .duplicate)
+        #expect(roster.receive(newer, now: .uptimeNanoseconds(0)) == .accepted)
+        #expect(roster.receive(newer, now: .uptimeNanoseconds(0)) == .duplicate)
+        #expect(roster.receive(older, now: .uptimeNanoseconds(0)) == .duplicate)
         // Our own record echoed back is never stored.
-        #expect(roster.receive(try LinkStateRecord.signed(by: a, version: 99, neighbors: [])) == .duplicate)
+        #expect(roster.receive(try LinkStateRecord.signed(by: a, version: 99, neighbors: []), now: .uptimeNanoseconds(0)) == .duplicate)
     }
 
     @Test func forgedOrAlteredRecordsAreRefused() throws {
@@ -140,14 +140,14 @@ struct MeshRosterTests {
         var roster = MeshRoster(me: a.peerID, initialVersion: 0)
         var flipped = try LinkStateRecord.signed(by: b, version: 1, neighbors: [a.peerID.keyID])
         flipped.neighbors = [mallory.peerID.keyID]
-        #expect(roster.receive(flipped) == .invalid)
+        #expect(roster.receive(flipped, now: .uptimeNanoseconds(0)) == .invalid)
         var renamed = try LinkStateRecord.signed(by: b, version: 1, neighbors: [])
         renamed.displayName = "b-impostor"
-        #expect(roster.receive(renamed) == .invalid)
+        #expect(roster.receive(renamed, now: .uptimeNanoseconds(0)) == .invalid)
         // Mallory's signature over b's key does not verify.
         var stolen = try LinkStateRecord.signed(by: mallory, version: 1, neighbors: [])
         stolen.originKeyDER = Array(b.privateKey.publicKey.derRepresentation)
-        #expect(roster.receive(stolen) == .invalid)
+        #expect(roster.receive(stolen, now: .uptimeNanoseconds(0)) == .invalid)
         #expect(roster.invalidRecords == 3)
     }
 
@@ -155,12 +155,62 @@ struct MeshRosterTests {
         let a = Fixtures.identity("a"), b = Fixtures.identity("b"), x = Fixtures.identity("x")
         var roster = MeshRoster(me: a.peerID, initialVersion: 0)
         _ = roster.setDirectLinks([b.peerID], now: .uptimeNanoseconds(0))
-        #expect(roster.receive(try LinkStateRecord.signed(by: b, version: 1, neighbors: [a.peerID.keyID])) == .accepted)
+        #expect(roster.receive(try LinkStateRecord.signed(by: b, version: 1, neighbors: [a.peerID.keyID]), now: .uptimeNanoseconds(0)) == .accepted)
         // x claims a link to b, but b does not list x.
-        #expect(roster.receive(try LinkStateRecord.signed(by: x, version: 1, neighbors: [b.peerID.keyID])) == .accepted)
+        #expect(roster.receive(try LinkStateRecord.signed(by: x, version: 1, neighbors: [b.peerID.keyID]), now: .uptimeNanoseconds(0)) == .accepted)
         #expect(roster.reachable == [b.peerID])
-        #expect(roster.receive(try LinkStateRecord.signed(by: b, version: 2, neighbors: [a.peerID.keyID, x.peerID.keyID])) == .accepted)
+        #expect(roster.receive(try LinkStateRecord.signed(by: b, version: 2, neighbors: [a.peerID.keyID, x.peerID.keyID]), now: .uptimeNanoseconds(0)) == .accepted)
         #expect(Set(roster.reachable) == [b.peerID, x.peerID])
+    }
+
+    @Test func recordsOfMembersNobodyVouchesForExpire() throws {
+        let a = Fixtures.identity("a"), b = Fixtures.identity("b"), x = Fixtures.identity("x")
+        let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        var roster = MeshRoster(me: a.peerID, initialVersion: 0, recordLifetime: .seconds(60))
+        _ = roster.setDirectLinks([b.peerID], now: t0)
+        #expect(roster.receive(try LinkStateRecord.signed(by: b, version: 1, neighbors: [a.peerID.keyID]), now: t0) == .accepted)
+        // x claims b, but b does not list x: nobody vouches for x.
+        #expect(roster.receive(try LinkStateRecord.signed(by: x, version: 1, neighbors: [b.peerID.keyID]), now: t0) == .accepted)
+        #expect(roster.nextExpiry == t0 + .seconds(60))
+        #expect(roster.expire(now: t0 + .seconds(59)) == 0)
+        #expect(roster.records.count == 2)
+        #expect(roster.expire(now: t0 + .seconds(60)) == 1)
+        #expect(roster.records.map { $0.verifiedOrigin() } == [b.peerID])
+        #expect(roster.expiredRecords == 1)
+        #expect(roster.nextExpiry == nil, "b is reachable: its record stays")
+        #expect(roster.expire(now: t0 + .seconds(600)) == 0)
+    }
+
+    @Test func aPathThatComesBackKeepsTheRecord() throws {
+        let a = Fixtures.identity("a"), b = Fixtures.identity("b"), x = Fixtures.identity("x")
+        let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        var roster = MeshRoster(me: a.peerID, initialVersion: 0, recordLifetime: .seconds(60))
+        _ = roster.setDirectLinks([b.peerID], now: t0)
+        _ = roster.receive(try LinkStateRecord.signed(by: x, version: 1, neighbors: [b.peerID.keyID]), now: t0)
+        _ = roster.receive(try LinkStateRecord.signed(by: b, version: 1, neighbors: [a.peerID.keyID, x.peerID.keyID]), now: t0 + .seconds(30))
+        #expect(Set(roster.reachable) == [b.peerID, x.peerID])
+        #expect(roster.expire(now: t0 + .seconds(120)) == 0)
+        // b drops x at 200 s: x's clock starts again from there, not from when it was first unreachable.
+        _ = roster.receive(try LinkStateRecord.signed(by: b, version: 2, neighbors: [a.peerID.keyID]), now: t0 + .seconds(200))
+        #expect(roster.nextExpiry == t0 + .seconds(260))
+        // Our own link to b goes: b is unreachable from then on too.
+        _ = roster.setDirectLinks([], now: t0 + .seconds(210))
+        #expect(roster.expire(now: t0 + .seconds(260)) == 1)
+        #expect(roster.nextExpiry == t0 + .seconds(270))
+        #expect(roster.expire(now: t0 + .seconds(270)) == 1)
+        #expect(roster.records.isEmpty)
+    }
+
+    @Test func aHealedPartitionLearnsTheExpiredSideAgain() {
+        var sim = MeshSim(4)
+        sim.link(0, 1); sim.link(1, 2); sim.link(2, 3)
+        sim.cut(1, 2)
+        let later = sim.now + .seconds(3600)
+        for node in 0..<4 { sim.rosters[node].expire(now: later) }
+        #expect(sim.rosters[0].records.count == 1, "only 1's record is left at 0")
+        sim.now = later
+        sim.link(1, 2)
+        for node in 0..<4 { #expect(sim.reachable(from: node) == Set(0..<4).subtracting([node])) }
     }
 
     @Test func relayDecisionsHonourHopLimitAndRoutes() {

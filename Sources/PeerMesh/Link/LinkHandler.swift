@@ -129,6 +129,9 @@ final class LinkHandler: ChannelInboundHandler {
 
     func leave() { perform(machine.closeRequested()) }
 
+    /// Completes when the connection is closed (nil before the handler joined a pipeline).
+    var closeFuture: EventLoopFuture<Void>? { context?.channel.closeFuture }
+
     /// Closes the connection without a Close frame (tests: a cut link).
     func abort() { context?.close(promise: nil) }
 

@@ -26,6 +26,9 @@ struct TLSContexts: Sendable {
             client.minimumTLSVersion = .tlsv13
             client.maximumTLSVersion = .tlsv13
             client.certificateVerification = .noHostnameVerification
+            // How long leaving waits for the peer's close_notify (`Session.disconnect` waits that long at most).
+            server.shutdownTimeout = .seconds(2)
+            client.shutdownTimeout = .seconds(2)
             self.server = try NIOSSLContext(configuration: server)
             self.client = try NIOSSLContext(configuration: client)
         } catch {

@@ -147,8 +147,10 @@ public final class Session: Sendable {
     }
 
     /// Leaves the session: every peer sees us `.notConnected` at once; `events` ends. The session cannot be reused.
+    /// Returns once every connection closed in order (each peer answered our leave, or 2 s passed), so that a
+    /// process may exit right after: what it sent before is not cut off by the exit.
     public func disconnect() async {
-        try? await core.loop.submit { self.core.disconnect() }.get()
+        try? await core.loop.flatSubmit { self.core.disconnect() }.get()
     }
 
     /// Tests only: floods `records` to every direct member as if we had received them (a member that forges link
@@ -164,7 +166,7 @@ public final class Session: Sendable {
     /// leave. Never call it on the session's event loop.
     package func disconnectWaiting() {
         let core = self.core
-        try? core.loop.submit { core.disconnect() }.wait()
+        try? core.loop.submit { _ = core.disconnect() }.wait()
     }
 
     private func run<T: Sendable>(_ body: @escaping @Sendable (SessionCore) -> EventLoopFuture<T>) async throws(PeerMeshError) -> T {

@@ -45,6 +45,9 @@ extension Session {
         public var maximumOpenAdmissionsPerNeighbor = 4
         /// Members the admission handler is asked about at a time in all.
         public var maximumOpenAdmissions = 32
+        /// Members one neighbour may have introduced and not yet decided (pairing, waiting or asked about) at a time;
+        /// the rest are introduced as those are decided. Bounds what one neighbour's flood of members costs.
+        public var maximumUndecidedMembersPerNeighbor = 64
         /// The address to listen on (`0.0.0.0` for every IPv4 interface, `::` for IPv6 too).
         public var listenHost = "0.0.0.0"
         /// The TCP port to listen on (0: any free port).
@@ -105,6 +108,8 @@ extension Session {
             try check(admissionTimeout > .zero, "admissionTimeout must be positive.")
             try check(maximumOpenAdmissionsPerNeighbor >= 1 && maximumOpenAdmissions >= maximumOpenAdmissionsPerNeighbor,
                       "maximumOpenAdmissionsPerNeighbor must be at least 1 and maximumOpenAdmissions at least that.")
+            try check(maximumUndecidedMembersPerNeighbor >= maximumOpenAdmissionsPerNeighbor,
+                      "maximumUndecidedMembersPerNeighbor must be at least maximumOpenAdmissionsPerNeighbor.")
             try check(frameLimits.maximumChunkPayload >= TransferCenter.chunkSize, "frameLimits.maximumFrameSize must hold a \(TransferCenter.chunkSize)-byte transfer chunk.")
             try check(maximumConcurrentTransfers >= 1 && maximumConcurrentStreams >= 1, "Transfer and stream limits must be at least 1.")
             try check(resourceWindow >= UInt32(TransferCenter.chunkSize) && streamWindow >= 1024, "resourceWindow must hold one chunk (64 KiB) and streamWindow at least 1 KiB.")

@@ -22,6 +22,8 @@ public struct MeshCounters: Sendable, Equatable {
     public var refusedMembers = 0
     /// Link-state records refused because their signature or form was bad.
     public var invalidRecords = 0
+    /// Link-state records dropped because their member stayed unreachable (nobody vouched for it) too long.
+    public var expiredRecords = 0
     /// Link-state records we published.
     public var recordsPublished = 0
     /// Routed frames we sent again (after a path change, or after 3 s without acknowledgement).
@@ -81,7 +83,8 @@ extension SessionCore {
         introduceRelayedMembers(reachable: all)
         let reachable = all.filter { isAdmittedMember($0.key) }
         for (key, peer) in announced where reachable[key] == nil {
-            let why = peer == lostPeer ? reason : PeerMeshError(
+            // While we leave, every member goes because of us, whatever its link reported.
+            let why = isClosed ? PeerMeshError(.sessionClosed, "We left the session.") : peer == lostPeer ? reason : PeerMeshError(
                 .peerDisconnected, "No path to \(peer) remains: the members that relayed for it left or were cut off."
             )
             transfers.peerDisconnected(peer)
@@ -113,6 +116,19 @@ extension SessionCore {
         rerouteChannels()
         renewStalePairings()
         linkDirectlyWhereReachable()
+        scheduleRecordExpiry()
+    }
+
+    /// Drops the records of members that stayed unreachable for `MeshRoster.recordLifetime`, when the first is due.
+    private func scheduleRecordExpiry() {
+        // Members become unreachable in time order, so a pending expiry is never later than a new one.
+        guard recordExpiryTask == nil, let due = mesh.nextExpiry else { return }
+        recordExpiryTask = loop.scheduleTask(deadline: due) { [self] in
+            recordExpiryTask = nil
+            guard !isClosed else { return }
+            meshCounters.expiredRecords += mesh.expire(now: .now())
+            scheduleRecordExpiry()
+        }
     }
 
     /// After the roster changed, moves every channel whose first hop changed to its new path.
@@ -145,7 +161,7 @@ extension SessionCore {
         guard !isClosed, memberLinks[neighbor] === link else { return }
         switch frame {
         case .linkState(let record):
-            let verdict = mesh.receive(record)
+            let verdict = mesh.receive(record, now: .now())
             // The neighbour's own record on this link: its channel's keys are now known to be current (a duplicate
             // too — the same record already came another way), so what waited for it may go.
             let fromItself = verdict != .invalid && Array(SHA256.hash(data: record.originKeyDER)) == neighbor.keyID

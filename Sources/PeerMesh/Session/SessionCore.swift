@@ -33,6 +33,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     var announced: [[UInt8]: PeerID] = [:]
     var ownRecord: LinkStateRecord?
     var publishTask: Scheduled<Void>?
+    var recordExpiryTask: Scheduled<Void>?
     var remoteFragmenters: [[UInt8]: MessageFragmenter] = [:]
     var remoteReassemblers: [[UInt8]: MessageReassembler] = [:]
     var meshCounters = MeshCounters()
@@ -96,7 +97,8 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
         self.heldInvitations = ConnectionBudget(limits: .init(total: configuration.maximumPendingInvitations,
                                                               perSource: configuration.maximumPendingInvitationsPerSource))
         self.admissions = MemberAdmissions(limits: .init(perIntroducer: configuration.maximumOpenAdmissionsPerNeighbor,
-                                                         total: configuration.maximumOpenAdmissions))
+                                                         total: configuration.maximumOpenAdmissions,
+                                                         undecidedPerIntroducer: configuration.maximumUndecidedMembersPerNeighbor))
         self.mesh = MeshRoster(me: identity.peerID, initialVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12)
         self.transfers = TransferCenter(core: self, loop: loop, me: identity.peerID, configuration: configuration)
     }
@@ -286,21 +288,28 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
 
     // MARK: Leaving
 
-    func disconnect() {
+    /// Leaves the session; the future completes when every link's connection closed.
+    @discardableResult
+    func disconnect() -> EventLoopFuture<Void> {
         loop.preconditionInEventLoop()
-        guard !isClosed else { return }
+        guard !isClosed else { return loop.makeSucceededVoidFuture() }
         isClosed = true
         listener?.close(promise: nil)
         listener = nil
         transfers.closeAll()
         publishTask?.cancel()
+        recordExpiryTask?.cancel()
         ackTask?.cancel()
         retransmissionTask?.cancel()
         directRetryTask?.cancel()
         for (_, items) in parked { for item in items { item.promise?.fail(Self.closedError) } }
         parked = [:]
+        // Each link sends Close, then TLS close_notify, and keeps reading until the peer's close_notify: closing
+        // with unread bytes would make the kernel reset the connection, and the peer could lose our last frames.
+        let closed = links.values.compactMap(\.closeFuture)
         for link in Array(links.values) { link.leave() }
         source.finish()
+        return .andAllComplete(closed, on: loop)
     }
 
     var listeningAddress: SocketAddress? { listener?.localAddress }

@@ -5,7 +5,9 @@ import NIOCore
 /// reachable) is not a member until both sides admitted each other:
 ///
 /// 1. **Introduced**: with an admission handler, the two sides pair end to end first (for the verification code);
-///    without one, the member is admitted at once.
+///    without one, the member is admitted at once. One neighbour has at most `Limits.undecidedPerIntroducer`
+///    members introduced and not yet decided at a time; the rest are introduced as those are decided or forgotten
+///    (what they send meanwhile is not acknowledged, so their senders send it again later).
 /// 2. **Waiting**, then **asking**: the app's handler is asked about at most `Limits.perIntroducer` members one
 ///    neighbour introduced, and `Limits.total` in all, at a time — so one neighbour that floods us with members
 ///    cannot bury the others' requests or the person answering them. The rest wait, oldest first.
@@ -22,10 +24,15 @@ public struct MemberAdmissions: Sendable {
         public var perIntroducer: Int
         /// Open questions in all.
         public var total: Int
+        /// Members one neighbour introduced that are not decided yet (pairing, waiting or asked about). Well above
+        /// `perIntroducer`: both sides of a pairing must have introduced each other, and with too few slots each
+        /// side's could fill with members that have not introduced it yet.
+        public var undecidedPerIntroducer: Int
         /// Creates limits.
-        public init(perIntroducer: Int = 4, total: Int = 32) {
+        public init(perIntroducer: Int = 4, total: Int = 32, undecidedPerIntroducer: Int = 64) {
             self.perIntroducer = perIntroducer
             self.total = total
+            self.undecidedPerIntroducer = undecidedPerIntroducer
         }
     }
 
@@ -75,16 +82,20 @@ public struct MemberAdmissions: Sendable {
     }
 
     /// The members reachable only through others now, each with the neighbour it is reached through. Introduces
-    /// those not yet known and forgets undecided members that are no longer reachable. Returns the newly introduced
-    /// members, in the order given.
+    /// those not yet known, as far as `Limits.undecidedPerIntroducer` allows, and forgets undecided members that are
+    /// no longer reachable. Returns the newly introduced members, in the order given; call again when members are
+    /// decided or forgotten, to introduce those left out.
     public mutating func update(relayed: [(key: [UInt8], introducer: [UInt8])], now: NIODeadline) -> [[UInt8]] {
         let reachable = Set(relayed.map(\.key))
         for (key, entry) in entries where !reachable.contains(key) && !entry.isDecided && entry.introducer != key {
             entries[key] = nil
         }
         forgetOldRefusals(reachable: reachable)
+        var undecided: [[UInt8]: Int] = [:]
+        for entry in entries.values where !entry.isDecided { undecided[entry.introducer, default: 0] += 1 }
         var introduced: [[UInt8]] = []
-        for (key, introducer) in relayed where entries[key] == nil {
+        for (key, introducer) in relayed where entries[key] == nil && undecided[introducer, default: 0] < limits.undecidedPerIntroducer {
+            undecided[introducer, default: 0] += 1
             entries[key] = Entry(introducer: introducer, stage: .introduced, since: now, remote: nil)
             introduced.append(key)
         }

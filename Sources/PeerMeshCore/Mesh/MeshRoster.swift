@@ -24,6 +24,11 @@ public enum Route: Hashable, Sendable, CustomStringConvertible {
 /// The roster is every member reachable from us; routes are shortest paths found breadth-first, ties broken by
 /// key ID so they do not flap. Our own record is republished when our links change, at most once per
 /// `minimumPublishInterval` (changes in between are coalesced into the next record).
+///
+/// Records of members nobody vouches for (no chain of mutually listed links reaches them from us) are kept for
+/// `recordLifetime` — a record may arrive before the one that links its member to us, and a path may come back —
+/// then dropped by `expire(now:)`, so records an attacker floods for made-up members do not linger or spread to
+/// new neighbours.
 public struct MeshRoster: Sendable {
     /// The result of a record arriving from a neighbour.
     public enum Verdict: Equatable, Sendable {
@@ -62,6 +67,8 @@ public struct MeshRoster: Sendable {
         var version: UInt64
         var neighbors: Set<[UInt8]>
         var record: LinkStateRecord
+        /// When the member was first found unreachable (nil while it is reachable).
+        var unreachableSince: NIODeadline?
     }
 
     /// Us.
@@ -70,6 +77,8 @@ public struct MeshRoster: Sendable {
     public let maximumRecords: Int
     /// The shortest time between two publications of our own record.
     public let minimumPublishInterval: TimeAmount
+    /// How long the record of an unreachable member is kept.
+    public let recordLifetime: TimeAmount
     private var entries: [[UInt8]: Entry] = [:]
     private var direct: [[UInt8]: PeerID] = [:]
     private var version: UInt64
@@ -78,14 +87,18 @@ public struct MeshRoster: Sendable {
     private var routes: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
     /// Records dropped because their signature or form was bad.
     public private(set) var invalidRecords = 0
+    /// Records dropped because their member stayed unreachable for `recordLifetime`.
+    public private(set) var expiredRecords = 0
 
     /// Creates an empty roster; `initialVersion` should grow across restarts (e.g. wall-clock based) so that a
     /// restarted member's records supersede the ones it published before.
-    public init(me: PeerID, initialVersion: UInt64, maximumRecords: Int = 1024, minimumPublishInterval: TimeAmount = .milliseconds(50)) {
+    public init(me: PeerID, initialVersion: UInt64, maximumRecords: Int = 1024,
+                minimumPublishInterval: TimeAmount = .milliseconds(50), recordLifetime: TimeAmount = .seconds(60)) {
         self.me = me
         self.version = initialVersion
         self.maximumRecords = maximumRecords
         self.minimumPublishInterval = minimumPublishInterval
+        self.recordLifetime = recordLifetime
     }
 
     // MARK: Inputs
@@ -93,7 +106,7 @@ public struct MeshRoster: Sendable {
     /// Our direct links changed to `peers`.
     public mutating func setDirectLinks(_ peers: [PeerID], now: NIODeadline) -> PublishDecision {
         direct = Dictionary(peers.map { ($0.keyID, $0) }, uniquingKeysWith: { a, _ in a })
-        recompute()
+        recompute(now: now)
         if scheduled != nil { return .alreadyScheduled }
         if let lastPublished, now < lastPublished + minimumPublishInterval {
             let at = lastPublished + minimumPublishInterval
@@ -111,8 +124,8 @@ public struct MeshRoster: Sendable {
         return (version, direct.keys.sorted { $0.lexicographicallyPrecedes($1) })
     }
 
-    /// A record arrived from a neighbour.
-    public mutating func receive(_ record: LinkStateRecord) -> Verdict {
+    /// A record arrived from a neighbour at `now`.
+    public mutating func receive(_ record: LinkStateRecord, now: NIODeadline) -> Verdict {
         // Duplicates are the common case (every record reaches us once per path): recognise them by the claimed
         // origin before paying for a signature check. Only news is verified; nothing unverified is stored.
         let claimed = Array(SHA256.hash(data: record.originKeyDER))
@@ -123,9 +136,23 @@ public struct MeshRoster: Sendable {
             return .invalid
         }
         entries[origin.keyID] = Entry(peer: origin, version: record.version, neighbors: Set(record.neighbors), record: record)
-        recompute()
+        recompute(now: now)
         evictIfNeeded()
         return .accepted
+    }
+
+    /// Drops the records of members that have been unreachable for `recordLifetime` by `now`. Returns how many went.
+    @discardableResult
+    public mutating func expire(now: NIODeadline) -> Int {
+        let expired = entries.filter { $0.value.unreachableSince.map { now - $0 >= recordLifetime } ?? false }.keys
+        for key in expired { entries[key] = nil }
+        expiredRecords += expired.count
+        return expired.count
+    }
+
+    /// When `expire(now:)` next has something to drop (nil: every stored record's member is reachable).
+    public var nextExpiry: NIODeadline? {
+        entries.values.compactMap(\.unreachableSince).min().map { $0 + recordLifetime }
     }
 
     // MARK: Questions
@@ -183,7 +210,7 @@ public struct MeshRoster: Sendable {
 
     // MARK: Computing routes
 
-    private mutating func recompute() {
+    private mutating func recompute(now: NIODeadline) {
         var result: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
         var frontier: [[UInt8]] = []
         for key in direct.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
@@ -203,6 +230,13 @@ public struct MeshRoster: Sendable {
             }
         }
         routes = result
+        for (key, entry) in entries {
+            if result[key] != nil {
+                if entry.unreachableSince != nil { entries[key]!.unreachableSince = nil }
+            } else if entry.unreachableSince == nil {
+                entries[key]!.unreachableSince = now
+            }
+        }
     }
 
     private mutating func evictIfNeeded() {
