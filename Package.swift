@@ -70,6 +70,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The PeerMesh side of Scripts/bench: benchmark servers and scenarios, kept out of the shipped `peermesh`.
+        .executableTarget(
+            name: "peermesh-bench",
+            dependencies: [
+                "PeerMesh",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/PeerMeshBench"
+        ),
         .testTarget(
             name: "PeerMeshCoreTests",
             dependencies: [

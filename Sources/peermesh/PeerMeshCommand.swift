@@ -11,6 +11,6 @@ struct PeerMeshCommand: AsyncParsableCommand {
               peermesh listen --name alice          # prints a connection code (pm1.…)
               peermesh connect pm1.… --name bob --message hi
             """,
-        subcommands: [HostCommand.self, JoinCommand.self, SendCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DemoCommand.self, BenchCommand.self]
+        subcommands: [HostCommand.self, JoinCommand.self, SendCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DemoCommand.self]
     )
 }

@@ -2,12 +2,13 @@ import ArgumentParser
 import Foundation
 import PeerMesh
 
-/// `peermesh bench`: the PeerMesh side of `Scripts/bench` (one server process, one client process).
+/// `peermesh-bench`: the PeerMesh side of `Scripts/bench` (one server process, one client process). It is its own
+/// executable so that benchmark code does not ship in `peermesh`.
+@main
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench",
+        commandName: "peermesh-bench",
         abstract: "Benchmark scenarios for Scripts/bench (serve in one process, run in another).",
-        shouldDisplay: false,
         subcommands: [Serve.self, Run.self]
     )
 

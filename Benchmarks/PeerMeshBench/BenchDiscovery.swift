@@ -14,7 +14,8 @@ extension BenchCommand.Run {
             let session = try Session(identity: try Identity.generate(displayName: name), configuration: configuration)
             let advertiser = try Advertiser(session: session, serviceType: type)
             try await advertiser.start()
-            for await _ in TerminationSignals.stream() { break }
+            // Scripts/bench stops the advertiser with SIGTERM.
+            for await _ in BenchSignal(SIGTERM).arrivals { break }
             advertiser.stop()
             await session.disconnect()
         } else if let name = browse {

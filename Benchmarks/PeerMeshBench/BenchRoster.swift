@@ -1,10 +1,10 @@
 import Foundation
 import PeerMesh
 
-/// `peermesh bench run roster --members N`: a session of N processes on loopback, joined in a ring, and how long
+/// `peermesh-bench run roster --members N`: a session of N processes on loopback, joined in a ring, and how long
 /// the roster takes to fill and what its link-state traffic costs.
 ///
-/// This process is member 0; it spawns N − 1 `peermesh bench serve` children, each listening on 127.0.0.1 with
+/// This process is member 0; it spawns N − 1 `peermesh-bench serve` children, each listening on 127.0.0.1 with
 /// direct upgrade off (unless `--direct-links`), so that members reach all but their two ring neighbours through
 /// relays. Once every child has written its connection data, member i joins member i − 1 and member 0 joins
 /// member N − 1, all at once (SIGUSR2). The roster is full when every member has N − 1 peers; children report
@@ -45,7 +45,7 @@ struct RosterBench {
         do {
             for index in 1..<members {
                 try children.spawn([
-                    BenchProcess.executable, "bench", "serve", "--ready-file", readyFiles[index],
+                    BenchProcess.executable, "serve", "--ready-file", readyFiles[index],
                     "--encryption", encryption.rawValue, "--listen", "127.0.0.1", "--join", readyFiles[index - 1],
                     "--join-on-signal", "--report", directLinks ? "--direct-links" : "--no-direct-links",
                     "--parent-pid", "\(getpid())",
@@ -200,7 +200,7 @@ final class MemberLog: @unchecked Sendable {
     var snapshot: MemberRecord { lock.withLock { record } }
 }
 
-/// The `bench serve` children of a roster run: spawned with posix_spawn (standard input /dev/null, standard output
+/// The `serve` children of a roster run: spawned with posix_spawn (standard input /dev/null, standard output
 /// a pipe, standard error inherited), their report lines read by one thread, and always reaped.
 final class BenchChildren: @unchecked Sendable {
     struct Child: Sendable {
