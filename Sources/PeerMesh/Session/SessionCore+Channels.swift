@@ -61,7 +61,7 @@ extension SessionCore {
     // MARK: Sending on a member's channel
 
     /// How frames for `peer` go: its sequenced channel once its end-to-end key is known, else its own link.
-    func memberLink(_ peer: PeerID) -> PeerPath? {
+    func path(to peer: PeerID) -> PeerPath? {
         guard announced[peer.keyID] != nil else { return directLink(peer.keyID) }
         if channel(with: peer.keyID) != nil { return SequencedPath(core: self, peer: peer) }
         return directLink(peer.keyID)
@@ -69,7 +69,7 @@ extension SessionCore {
 
     /// Sends a message to a member on its sequenced channel; false when it has none (send on its link).
     func sendSequenced(_ message: ByteBuffer, to peer: PeerID, mode: Frame.Mode, promise: EventLoopPromise<Void>) -> Bool {
-        guard memberLink(peer) is SequencedPath else { return false }
+        guard path(to: peer) is SequencedPath else { return false }
         var fragmenter = remoteFragmenters[peer.keyID] ?? MessageFragmenter()
         let frames = fragmenter.fragments(of: message, source: localIdentity.peerID.keyID, destination: peer.keyID, mode: mode)
         remoteFragmenters[peer.keyID] = fragmenter

@@ -17,7 +17,7 @@ extension SessionCore {
         var members: [PeerID] = []
         var seen: Set<[UInt8]> = []
         for peer in peers {
-            if seen.insert(peer.keyID).inserted, memberLink(peer) is SequencedPath { members.append(peer) } else { unicast.append(peer) }
+            if seen.insert(peer.keyID).inserted, path(to: peer) is SequencedPath { members.append(peer) } else { unicast.append(peer) }
         }
         guard members.count > 1 else { return unicast + members }
         let byKey = Dictionary(members.map { ($0.keyID, $0) }, uniquingKeysWith: { a, _ in a })

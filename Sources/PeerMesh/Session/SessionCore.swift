@@ -7,7 +7,7 @@ import PeerMeshCore
 
 /// The session's mutable state and its link bookkeeping. Every method runs on the session's one event loop, which
 /// is what orders events causally without locks.
-final class SessionCore: LinkDelegate, @unchecked Sendable {
+final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     let loop: EventLoop
     private let identity: Identity
     private let encryption: EncryptionPreference
@@ -100,7 +100,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
                                                          total: configuration.maximumOpenAdmissions,
                                                          undecidedPerIntroducer: configuration.maximumUndecidedMembersPerNeighbor))
         self.mesh = MeshRoster(me: identity.peerID, initialVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12)
-        self.transfers = TransferCenter(core: self, loop: loop, me: identity.peerID, configuration: configuration)
+        self.transfers = TransferCenter(transport: self, loop: loop, me: identity.peerID, configuration: configuration)
     }
 
     /// The link to the direct member with this key ID.
@@ -270,7 +270,7 @@ final class SessionCore: LinkDelegate, @unchecked Sendable {
     func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode) -> EventLoopFuture<Void> {
         loop.preconditionInEventLoop()
         if isClosed { return loop.makeFailedFuture(Self.closedError) }
-        for peer in peers where memberLink(peer) == nil {
+        for peer in peers where path(to: peer) == nil {
             return loop.makeFailedFuture(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
         }
         // To several members: one copy per link where their paths share it (SessionCore+Multicast.swift).

@@ -2,15 +2,23 @@ import Foundation
 import NIOCore
 import PeerMeshCore
 
+/// What transfers need from the session, and all they may use of it: a path to a member, and the app's events.
+protocol TransferTransport: AnyObject {
+    /// How frames reach `peer` now (its end-to-end channel or its link), or nil when it is not connected.
+    func path(to peer: PeerID) -> PeerPath?
+    /// Reports an event to the app.
+    func emit(_ event: SessionEvent)
+}
+
 /// The session's resources and streams, in both directions: performs the pure transfer machines' actions
-/// (frames on the peer's link, file I/O on per-file queues) and reports to the app. Confined to the session's
-/// event loop, like `SessionCore`, which owns it.
+/// (frames on the peer's path, file I/O on per-file queues) and reports to the app. Confined to the session's
+/// event loop, like the session that owns it; it reaches the session only through `TransferTransport`.
 final class TransferCenter: @unchecked Sendable {
     /// Payload bytes per chunk frame.
     static let chunkSize = 64 * 1024
 
     /// Weak: file I/O completions and resume timers may outlive a session that was dropped.
-    private weak var core: SessionCore?
+    private weak var transport: TransferTransport?
     private let loop: EventLoop
     private let me: PeerID
     private let configuration: Session.Configuration
@@ -23,8 +31,8 @@ final class TransferCenter: @unchecked Sendable {
     /// Chunk payload bytes handed to links (tests compare it with file sizes to see what a resume re-sent).
     private(set) var chunkBytesSent: UInt64 = 0
 
-    init(core: SessionCore?, loop: EventLoop, me: PeerID, configuration: Session.Configuration) {
-        self.core = core
+    init(transport: TransferTransport?, loop: EventLoop, me: PeerID, configuration: Session.Configuration) {
+        self.transport = transport
         self.loop = loop
         self.me = me
         self.configuration = configuration
@@ -36,7 +44,7 @@ final class TransferCenter: @unchecked Sendable {
 
     private func send(_ id: UInt64, to peer: PeerID, _ body: TransferFrame.Body, on queue: OutboundQueue = .control,
                       promise: EventLoopPromise<Void>? = nil) {
-        guard let link = core?.memberLink(peer) else {
+        guard let link = transport?.path(to: peer) else {
             promise?.fail(PeerMeshError(.notConnected, "\(peer) is not connected."))
             return
         }
@@ -56,7 +64,7 @@ final class TransferCenter: @unchecked Sendable {
 
     func sendResource(_ source: FileSource, name: String, to peer: PeerID, progress: Progress,
                       completion: @escaping @Sendable (PeerMeshError?) -> Void) {
-        guard core?.memberLink(peer) != nil else {
+        guard transport?.path(to: peer) != nil else {
             return completion(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
         }
         guard outgoing.values.filter({ $0.peer == peer }).count < configuration.maximumConcurrentTransfers else {
@@ -123,7 +131,7 @@ final class TransferCenter: @unchecked Sendable {
                 transfer.completion(nil)
             case .fail(let error, let tell):
                 finish(transfer)
-                if let tell, let link = core?.memberLink(transfer.peer) {
+                if let tell, let link = transport?.path(to: transfer.peer) {
                     link.purge(transfer: transfer.id, error: error)
                     link.enqueue(frame(transfer.id, transfer.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control)
                 }
@@ -145,7 +153,7 @@ final class TransferCenter: @unchecked Sendable {
     }
 
     private func sendChunks(of transfer: OutgoingResource, _ block: ByteBuffer, at offset: UInt64) {
-        guard let link = core?.memberLink(transfer.peer) else { return }
+        guard let link = transport?.path(to: transfer.peer) else { return }
         var rest = block
         var position = offset
         while rest.readableBytes > 0 {
@@ -200,7 +208,7 @@ final class TransferCenter: @unchecked Sendable {
     }
 
     private func startIncoming(_ key: TransferKey, name: String, size: UInt64, sink: FileSink, offset: UInt64) {
-        guard core?.memberLink(key.peer) != nil, incoming[key] == nil else {
+        guard transport?.path(to: key.peer) != nil, incoming[key] == nil else {
             sink.discardLater()
             return
         }
@@ -213,7 +221,7 @@ final class TransferCenter: @unchecked Sendable {
             }
         }
         send(key.id, to: key.peer, .accept(offset: offset, window: transfer.machine.windowSize))
-        core?.emit(.resourceStarted(name: transfer.name, from: key.peer, progress: transfer.progress))
+        transport?.emit(.resourceStarted(name: transfer.name, from: key.peer, progress: transfer.progress))
     }
 
     private func perform(_ transfer: IncomingResource, _ actions: [ResourceReceiver.Action]) {
@@ -259,12 +267,12 @@ final class TransferCenter: @unchecked Sendable {
             case .succeed:
                 finish(transfer)
                 send(key.id, to: key.peer, .done)
-                core?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .success(transfer.url!)))
+                transport?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .success(transfer.url!)))
             case .fail(let error, let tell):
                 finish(transfer)
                 if let tell { reject(key, tell, error.message) }
                 sink.discardLater()
-                core?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .failure(error)))
+                transport?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .failure(error)))
             }
         }
     }
@@ -272,7 +280,7 @@ final class TransferCenter: @unchecked Sendable {
     // MARK: Streams we write
 
     func startStream(name: String, to peer: PeerID, promise: EventLoopPromise<UInt64>, ended: @escaping @Sendable (PeerMeshError) -> Void) {
-        guard core?.memberLink(peer) != nil else {
+        guard transport?.path(to: peer) != nil else {
             return promise.fail(PeerMeshError(.notConnected, "\(peer) is not connected; no stream was opened."))
         }
         guard outStreams.values.filter({ $0.peer == peer }).count < configuration.maximumConcurrentStreams else {
@@ -307,7 +315,7 @@ final class TransferCenter: @unchecked Sendable {
     }
 
     private func pump(_ stream: OutgoingStream) {
-        guard stream.opened == nil, let link = core?.memberLink(stream.peer) else { return }
+        guard stream.opened == nil, let link = transport?.path(to: stream.peer) else { return }
         while let first = stream.pending.first {
             var bytes = first.bytes
             if bytes.readableBytes > 0 {
@@ -332,7 +340,7 @@ final class TransferCenter: @unchecked Sendable {
 
     private func end(_ stream: OutgoingStream, _ error: PeerMeshError, tell: TransferResetReason?) {
         outStreams[stream.id] = nil
-        if let link = core?.memberLink(stream.peer) {
+        if let link = transport?.path(to: stream.peer) {
             link.purge(transfer: stream.id, error: error)
             if let tell { link.enqueue(frame(stream.id, stream.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control) }
         }
@@ -358,7 +366,7 @@ final class TransferCenter: @unchecked Sendable {
         let stream = IncomingStream(bytes: bytes, window: configuration.streamWindow)
         inStreams[key] = stream
         send(key.id, to: key.peer, .accept(offset: 0, window: stream.window.size))
-        core?.emit(.streamOpened(name: name, from: key.peer, bytes: bytes))
+        transport?.emit(.streamOpened(name: name, from: key.peer, bytes: bytes))
     }
 
     private func streamConsumed(_ key: TransferKey, _ count: Int) {
@@ -471,7 +479,7 @@ final class TransferCenter: @unchecked Sendable {
                 sink.discardLater()
             }
             partials[key] = PartialResource(rawName: transfer.rawName, size: transfer.machine.size, sink: sink, expiry: expiry)
-            core?.emit(.resourceFinished(name: transfer.name, from: peer, result: .failure(PeerMeshError(
+            transport?.emit(.resourceFinished(name: transfer.name, from: peer, result: .failure(PeerMeshError(
                 .peerDisconnected,
                 "The sender left before the file was complete; if it reconnects within the resume window the transfer resumes and is reported again."
             ))))
