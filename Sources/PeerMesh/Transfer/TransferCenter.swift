@@ -294,18 +294,18 @@ final class TransferCenter: @unchecked Sendable {
     }
 
     func write(_ bytes: ByteBuffer, stream id: UInt64, promise: EventLoopPromise<Void>) {
-        guard let stream = outStreams[id], stream.finishing == nil else {
+        guard let stream = outStreams[id] else {
             return promise.fail(PeerMeshError(.cancelled, "The stream has already ended; open a new one."))
         }
-        stream.pending.append((bytes, promise))
+        do { try stream.machine.write(bytes, token: promise) } catch { return promise.fail(error) }
         pump(stream)
     }
 
     func finish(stream id: UInt64, promise: EventLoopPromise<Void>) {
-        guard let stream = outStreams[id], stream.finishing == nil else {
+        guard let stream = outStreams[id] else {
             return promise.fail(PeerMeshError(.cancelled, "The stream has already ended."))
         }
-        stream.finishing = promise
+        do { try stream.machine.finish(token: promise) } catch { return promise.fail(error) }
         pump(stream)
     }
 
@@ -314,41 +314,31 @@ final class TransferCenter: @unchecked Sendable {
         end(stream, PeerMeshError(.cancelled, "The stream was cancelled."), tell: .cancelled)
     }
 
+    /// Sends what the stream's credit allows, on the peer's current path.
     private func pump(_ stream: OutgoingStream) {
-        guard stream.opened == nil, let link = transport?.path(to: stream.peer) else { return }
-        while let first = stream.pending.first {
-            var bytes = first.bytes
-            if bytes.readableBytes > 0 {
-                let count = stream.window.take(upTo: min(Self.chunkSize, bytes.readableBytes))
-                guard count > 0 else { return }
-                let chunk = bytes.readSlice(length: count)!
-                link.enqueue(frame(stream.id, stream.peer, .chunk(offset: stream.offset, payload: chunk)), on: .transfer(stream.id))
-                stream.offset += UInt64(count)
+        guard let path = transport?.path(to: stream.peer) else { return }
+        for action in stream.machine.drain(chunkSize: Self.chunkSize) {
+            switch action {
+            case .chunk(let offset, let payload):
+                path.enqueue(frame(stream.id, stream.peer, .chunk(offset: offset, payload: payload)), on: .transfer(stream.id))
+            case .written(let promise):
+                promise.succeed()
+            case .end(let length, let promise):
+                outStreams[stream.id] = nil
+                path.enqueue(frame(stream.id, stream.peer, .end(length: length, digest: [])), on: .transfer(stream.id), promise: promise)
             }
-            if bytes.readableBytes == 0 {
-                stream.pending.removeFirst()
-                first.promise.succeed()
-            } else {
-                stream.pending[0].bytes = bytes
-            }
-        }
-        if let finishing = stream.finishing {
-            outStreams[stream.id] = nil
-            link.enqueue(frame(stream.id, stream.peer, .end(length: stream.offset, digest: [])), on: .transfer(stream.id), promise: finishing)
         }
     }
 
     private func end(_ stream: OutgoingStream, _ error: PeerMeshError, tell: TransferResetReason?) {
         outStreams[stream.id] = nil
-        if let link = transport?.path(to: stream.peer) {
-            link.purge(transfer: stream.id, error: error)
-            if let tell { link.enqueue(frame(stream.id, stream.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control) }
+        if let path = transport?.path(to: stream.peer) {
+            path.purge(transfer: stream.id, error: error)
+            if let tell { path.enqueue(frame(stream.id, stream.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control) }
         }
         stream.ended(error)
         stream.opened?.fail(error)
-        stream.finishing?.fail(error)
-        for pending in stream.pending { pending.promise.fail(error) }
-        stream.pending = []
+        for promise in stream.machine.end() { promise.fail(error) }
     }
 
     // MARK: Streams we read
@@ -365,12 +355,12 @@ final class TransferCenter: @unchecked Sendable {
         )
         let stream = IncomingStream(bytes: bytes, window: configuration.streamWindow)
         inStreams[key] = stream
-        send(key.id, to: key.peer, .accept(offset: 0, window: stream.window.size))
+        send(key.id, to: key.peer, .accept(offset: 0, window: stream.machine.windowSize))
         transport?.emit(.streamOpened(name: name, from: key.peer, bytes: bytes))
     }
 
     private func streamConsumed(_ key: TransferKey, _ count: Int) {
-        guard let stream = inStreams[key], let grant = stream.window.consumed(count) else { return }
+        guard let stream = inStreams[key], let grant = stream.machine.consumed(count) else { return }
         send(key.id, to: key.peer, .credit(increment: grant))
     }
 
@@ -400,7 +390,7 @@ final class TransferCenter: @unchecked Sendable {
                 perform(transfer, transfer.machine.accepted(offset: offset, window: window))
             } else if let stream = outStreams[id], stream.peer == peer, let opened = stream.opened {
                 stream.opened = nil
-                stream.window = SendWindow(initial: window)
+                stream.machine.accepted(window: window)
                 opened.succeed()
                 pump(stream)
             }
@@ -408,29 +398,23 @@ final class TransferCenter: @unchecked Sendable {
             if let transfer = incoming[key] {
                 perform(transfer, transfer.machine.chunk(offset: offset, payload: payload))
             } else if let stream = inStreams[key] {
-                guard offset == stream.offset else {
-                    return failIncomingStream(key, Frame.violation("stream bytes at \(offset) while \(stream.offset) was expected"), tell: .protocolError)
-                }
-                do { try stream.window.received(payload.readableBytes) } catch {
+                do { try stream.machine.chunk(offset: offset, count: payload.readableBytes) } catch {
                     return failIncomingStream(key, error, tell: .protocolError)
                 }
-                stream.offset += UInt64(payload.readableBytes)
                 stream.bytes.append(Data(payload.readableBytesView))
             }
         case .credit(let increment):
             if let transfer = outgoing[id], transfer.peer == peer {
                 perform(transfer, transfer.machine.creditGranted(increment))
             } else if let stream = outStreams[id], stream.peer == peer {
-                do { try stream.window.grant(increment) } catch { return end(stream, error, tell: .protocolError) }
+                do { try stream.machine.credit(increment) } catch { return end(stream, error, tell: .protocolError) }
                 pump(stream)
             }
         case .end(let length, let digest):
             if let transfer = incoming[key] {
                 perform(transfer, transfer.machine.end(length: length, digest: digest))
             } else if let stream = inStreams[key] {
-                guard length == stream.offset else {
-                    return failIncomingStream(key, Frame.violation("a stream ended at \(length) after \(stream.offset) bytes"), tell: .protocolError)
-                }
+                do { try stream.machine.end(length: length) } catch { return failIncomingStream(key, error, tell: .protocolError) }
                 inStreams[key] = nil
                 stream.bytes.finish(.success(()))
             }

@@ -67,14 +67,12 @@ struct PartialResource {
     }
 }
 
-/// A stream we write.
+/// A stream we write: its machine, and the promises the app waits on.
 final class OutgoingStream: @unchecked Sendable {
     let id: UInt64
     let peer: PeerID
-    var window = SendWindow()
-    var offset: UInt64 = 0
-    var pending: [(bytes: ByteBuffer, promise: EventLoopPromise<Void>)] = []
-    var finishing: EventLoopPromise<Void>?
+    var machine = StreamSender<EventLoopPromise<Void>>()
+    /// Completed when the reader accepts (nil once it did).
     var opened: EventLoopPromise<Void>?
     let ended: @Sendable (PeerMeshError) -> Void
 
@@ -86,15 +84,14 @@ final class OutgoingStream: @unchecked Sendable {
     }
 }
 
-/// A stream we read.
+/// A stream we read: its machine, and the bytes handed to the app.
 final class IncomingStream: @unchecked Sendable {
     let bytes: ByteStream
-    var window: ReceiveWindow
-    var offset: UInt64 = 0
+    var machine: StreamReceiver
 
     init(bytes: ByteStream, window: UInt32) {
         self.bytes = bytes
-        self.window = ReceiveWindow(size: window)
+        self.machine = StreamReceiver(window: window)
     }
 }
 
