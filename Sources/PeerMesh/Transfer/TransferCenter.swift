@@ -288,53 +288,52 @@ final class TransferCenter: @unchecked Sendable {
         }
         let id = allocateID()
         let opened = loop.makePromise(of: Void.self)
-        outStreams[id] = OutgoingStream(id: id, peer: peer, opened: opened, ended: ended)
+        outStreams[id] = OutgoingStream(peer: peer, opened: opened, ended: ended)
         opened.futureResult.map { id }.cascade(to: promise)
         send(id, to: peer, .open(kind: .stream, size: 0, name: name))
     }
 
     func write(_ bytes: ByteBuffer, stream id: UInt64, promise: EventLoopPromise<Void>) {
-        guard let stream = outStreams[id] else {
+        guard outStreams[id] != nil else {
             return promise.fail(PeerMeshError(.cancelled, "The stream has already ended; open a new one."))
         }
-        do { try stream.machine.write(bytes, token: promise) } catch { return promise.fail(error) }
-        pump(stream)
+        do { try outStreams[id]!.machine.write(bytes, token: promise) } catch { return promise.fail(error) }
+        pump(id)
     }
 
     func finish(stream id: UInt64, promise: EventLoopPromise<Void>) {
-        guard let stream = outStreams[id] else {
+        guard outStreams[id] != nil else {
             return promise.fail(PeerMeshError(.cancelled, "The stream has already ended."))
         }
-        do { try stream.machine.finish(token: promise) } catch { return promise.fail(error) }
-        pump(stream)
+        do { try outStreams[id]!.machine.finish(token: promise) } catch { return promise.fail(error) }
+        pump(id)
     }
 
     func cancel(stream id: UInt64) {
-        guard let stream = outStreams[id] else { return }
-        end(stream, PeerMeshError(.cancelled, "The stream was cancelled."), tell: .cancelled)
+        end(stream: id, PeerMeshError(.cancelled, "The stream was cancelled."), tell: .cancelled)
     }
 
     /// Sends what the stream's credit allows, on the peer's current path.
-    private func pump(_ stream: OutgoingStream) {
-        guard let path = transport?.path(to: stream.peer) else { return }
-        for action in stream.machine.drain(chunkSize: Self.chunkSize) {
+    private func pump(_ id: UInt64) {
+        guard let peer = outStreams[id]?.peer, let path = transport?.path(to: peer) else { return }
+        for action in outStreams[id]!.machine.drain(chunkSize: Self.chunkSize) {
             switch action {
             case .chunk(let offset, let payload):
-                path.enqueue(frame(stream.id, stream.peer, .chunk(offset: offset, payload: payload)), on: .transfer(stream.id))
+                path.enqueue(frame(id, peer, .chunk(offset: offset, payload: payload)), on: .transfer(id))
             case .written(let promise):
                 promise.succeed()
             case .end(let length, let promise):
-                outStreams[stream.id] = nil
-                path.enqueue(frame(stream.id, stream.peer, .end(length: length, digest: [])), on: .transfer(stream.id), promise: promise)
+                outStreams[id] = nil
+                path.enqueue(frame(id, peer, .end(length: length, digest: [])), on: .transfer(id), promise: promise)
             }
         }
     }
 
-    private func end(_ stream: OutgoingStream, _ error: PeerMeshError, tell: TransferResetReason?) {
-        outStreams[stream.id] = nil
+    private func end(stream id: UInt64, _ error: PeerMeshError, tell: TransferResetReason?) {
+        guard var stream = outStreams.removeValue(forKey: id) else { return }
         if let path = transport?.path(to: stream.peer) {
-            path.purge(transfer: stream.id, error: error)
-            if let tell { path.enqueue(frame(stream.id, stream.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control) }
+            path.purge(transfer: id, error: error)
+            if let tell { path.enqueue(frame(id, stream.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control) }
         }
         stream.ended(error)
         stream.opened?.fail(error)
@@ -353,14 +352,14 @@ final class TransferCenter: @unchecked Sendable {
             consumed: { count in loop.execute { self.streamConsumed(key, count) } },
             cancelled: { loop.execute { self.cancelIncomingStream(key) } }
         )
-        let stream = IncomingStream(bytes: bytes, window: configuration.streamWindow)
+        let stream = IncomingStream(bytes: bytes, machine: StreamReceiver(window: configuration.streamWindow))
         inStreams[key] = stream
         send(key.id, to: key.peer, .accept(offset: 0, window: stream.machine.windowSize))
         transport?.emit(.streamOpened(name: name, from: key.peer, bytes: bytes))
     }
 
     private func streamConsumed(_ key: TransferKey, _ count: Int) {
-        guard let stream = inStreams[key], let grant = stream.machine.consumed(count) else { return }
+        guard inStreams[key] != nil, let grant = inStreams[key]!.machine.consumed(count) else { return }
         send(key.id, to: key.peer, .credit(increment: grant))
     }
 
@@ -388,27 +387,27 @@ final class TransferCenter: @unchecked Sendable {
         case .accept(let offset, let window):
             if let transfer = outgoing[id], transfer.peer == peer {
                 perform(transfer, transfer.machine.accepted(offset: offset, window: window))
-            } else if let stream = outStreams[id], stream.peer == peer, let opened = stream.opened {
-                stream.opened = nil
-                stream.machine.accepted(window: window)
+            } else if outStreams[id]?.peer == peer, let opened = outStreams[id]!.opened {
+                outStreams[id]!.opened = nil
+                outStreams[id]!.machine.accepted(window: window)
                 opened.succeed()
-                pump(stream)
+                pump(id)
             }
         case .chunk(let offset, let payload):
             if let transfer = incoming[key] {
                 perform(transfer, transfer.machine.chunk(offset: offset, payload: payload))
-            } else if let stream = inStreams[key] {
-                do { try stream.machine.chunk(offset: offset, count: payload.readableBytes) } catch {
+            } else if inStreams[key] != nil {
+                do { try inStreams[key]!.machine.chunk(offset: offset, count: payload.readableBytes) } catch {
                     return failIncomingStream(key, error, tell: .protocolError)
                 }
-                stream.bytes.append(Data(payload.readableBytesView))
+                inStreams[key]!.bytes.append(Data(payload.readableBytesView))
             }
         case .credit(let increment):
             if let transfer = outgoing[id], transfer.peer == peer {
                 perform(transfer, transfer.machine.creditGranted(increment))
-            } else if let stream = outStreams[id], stream.peer == peer {
-                do { try stream.machine.credit(increment) } catch { return end(stream, error, tell: .protocolError) }
-                pump(stream)
+            } else if outStreams[id]?.peer == peer {
+                do { try outStreams[id]!.machine.credit(increment) } catch { return end(stream: id, error, tell: .protocolError) }
+                pump(id)
             }
         case .end(let length, let digest):
             if let transfer = incoming[key] {
@@ -421,8 +420,8 @@ final class TransferCenter: @unchecked Sendable {
         case .reset(true, let reason, let message):
             if let transfer = outgoing[id], transfer.peer == peer {
                 perform(transfer, transfer.machine.peerReset(reason, message: message))
-            } else if let stream = outStreams[id], stream.peer == peer {
-                end(stream, reason.error(message), tell: nil)
+            } else if outStreams[id]?.peer == peer {
+                end(stream: id, reason.error(message), tell: nil)
             }
         case .reset(false, let reason, let message):
             if let transfer = incoming[key] {
@@ -453,7 +452,7 @@ final class TransferCenter: @unchecked Sendable {
             }
         }
         let lost = PeerMeshError(.peerDisconnected, "The peer left before the transfer finished.")
-        for stream in outStreams.values where stream.peer == peer { end(stream, lost, tell: nil) }
+        for (id, stream) in outStreams where stream.peer == peer { end(stream: id, lost, tell: nil) }
         for key in inStreams.keys where key.peer == peer { failIncomingStream(key, lost, tell: nil) }
         for (key, transfer) in incoming where key.peer == peer {
             finish(transfer)
@@ -486,7 +485,7 @@ final class TransferCenter: @unchecked Sendable {
             finish(transfer)
             transfer.completion(closed)
         }
-        for stream in outStreams.values { end(stream, closed, tell: nil) }
+        for id in outStreams.keys { end(stream: id, closed, tell: nil) }
         for key in inStreams.keys { failIncomingStream(key, closed, tell: nil) }
         for transfer in incoming.values {
             transfer.progress.cancellationHandler = nil

@@ -68,31 +68,18 @@ struct PartialResource {
 }
 
 /// A stream we write: its machine, and the promises the app waits on.
-final class OutgoingStream: @unchecked Sendable {
-    let id: UInt64
+struct OutgoingStream {
     let peer: PeerID
     var machine = StreamSender<EventLoopPromise<Void>>()
     /// Completed when the reader accepts (nil once it did).
     var opened: EventLoopPromise<Void>?
     let ended: @Sendable (PeerMeshError) -> Void
-
-    init(id: UInt64, peer: PeerID, opened: EventLoopPromise<Void>, ended: @escaping @Sendable (PeerMeshError) -> Void) {
-        self.id = id
-        self.peer = peer
-        self.opened = opened
-        self.ended = ended
-    }
 }
 
 /// A stream we read: its machine, and the bytes handed to the app.
-final class IncomingStream: @unchecked Sendable {
+struct IncomingStream {
     let bytes: ByteStream
     var machine: StreamReceiver
-
-    init(bytes: ByteStream, window: UInt32) {
-        self.bytes = bytes
-        self.machine = StreamReceiver(window: window)
-    }
 }
 
 /// A transfer the peer originated: its ID is only unique per sender.
