@@ -22,7 +22,7 @@ struct HostCommand: AsyncParsableCommand {
     func run() async throws {
         try await runRoom {
             try await stayInRoom(room, session: session, options: options, accept: accept) { name, mesh, _ in
-                (event: "hosting", fields: RoomOutput.fields(mesh.myPeerID).merging(["room": name]) { $1 },
+                (event: "hosting", fields: RoomOutput.fields(mesh.myPeerID).merging(["room": .string(name)]) { $1 },
                  human: "hosting \"\(name)\" as \(mesh.myPeerID) — type to chat, /peers, /quit")
             }
         }
@@ -55,7 +55,7 @@ struct JoinCommand: AsyncParsableCommand {
         try await runRoom {
             try await stayInRoom(room, session: session, options: options, accept: accept) { name, mesh, output in
                 let member = try await enterRoom(name, session: mesh, serviceType: options.serviceType, host: host, timeout: timeout, output: output)
-                return (event: "joined-room", fields: RoomOutput.fields(member).merging(["room": name]) { $1 },
+                return (event: "joined-room", fields: RoomOutput.fields(member).merging(["room": .string(name)]) { $1 },
                         human: "joined \"\(name)\" through \(member) — type to chat, /peers, /quit")
             }
         }
@@ -101,7 +101,7 @@ struct SendCommand: AsyncParsableCommand {
             do {
                 if let message {
                     let count = try await room.say(message, timeout: .milliseconds(Int64(timeout * 1000)))
-                    output.event("delivered", ["room": name, "to": "\(count)"], human: "delivered to \(count) member(s) of \"\(name)\" (through \(member.displayName))")
+                    output.event("delivered", ["room": .string(name), "to": .int(count)], human: "delivered to \(count) member(s) of \"\(name)\" (through \(member.displayName))")
                 }
                 if let file {
                     try await room.sendFile(at: URL(fileURLWithPath: file), to: mesh.connectedPeers)
@@ -147,7 +147,7 @@ struct BrowseCommand: AsyncParsableCommand {
                     count += 1
                     let room = info[RoomKeys.room] ?? "(no room)"
                     let addresses = browser.foundPeers.first { $0.peerID == peer }?.endpoints.map(\.description).joined(separator: " ") ?? ""
-                    output.event("room", RoomOutput.fields(peer).merging(["room": room, "addresses": addresses]) { $1 },
+                    output.event("room", RoomOutput.fields(peer).merging(["room": .string(room), "addresses": .string(addresses)]) { $1 },
                                  human: "\(room)\t\(peer)\t\(addresses)")
                 }
                 return count
@@ -168,7 +168,7 @@ struct BrowseCommand: AsyncParsableCommand {
 /// stay until the person leaves.
 func stayInRoom(
     _ room: String, session options: SessionOptions, options roomOptions: RoomOptions, accept: AcceptPolicy,
-    enter: (String, Session, RoomOutput) async throws -> (event: String, fields: [String: String], human: TerminalLine)
+    enter: (String, Session, RoomOutput) async throws -> (event: String, fields: [String: JSONField], human: TerminalLine)
 ) async throws {
     let name = try RoomKeys.validate(room)
     let output = RoomOutput(json: roomOptions.json)
@@ -177,6 +177,10 @@ func stayInRoom(
     let announcement = try await enter(name, mesh, output)
     try await room.advertise()
     output.event(announcement.event, announcement.fields, human: announcement.human)
+    // Said at the start, not when a file arrives: the library refuses such a file before it is announced.
+    if let problem = UserWords.unusableFolder(mesh.configuration.receivingDirectory) {
+        output.error("Files others send you will fail: \(problem)")
+    }
     await room.runInteractive()
 }
 
@@ -209,8 +213,9 @@ func enterRoom(_ room: String, session: Session, serviceType: String, host: Stri
                     return member
                 case .failure(let error):
                     failure.withLockedValue { $0 = error }
-                    output.event("join-failed", RoomOutput.fields(peer).merging(["message": error.message]) { $1 },
-                                 human: "could not join through \(peer.displayName): \(error.message)")
+                    let why = UserWords.explain(error)
+                    output.event("join-failed", RoomOutput.fields(peer).merging(["message": .string(why), "code": .string(error.code.name)]) { $1 },
+                                 human: "could not join through \(peer.displayName): \(why)")
                     // A member that declines speaks for the room; other failures may be one bad path.
                     if error.code == .invitationDeclined { return nil }
                 }
@@ -229,7 +234,7 @@ func enterRoom(_ room: String, session: Session, serviceType: String, host: Stri
     let lastError = failure.withLockedValue { $0 }
     if let lastError {
         if lastError.code == .invitationDeclined { throw CLIError("The room's host declined to let you in.", exitCode: 5) }
-        throw CLIError("Could not join \"\(room)\": \(lastError.message)", exitCode: 5)
+        throw CLIError("Could not join \"\(room)\": \(UserWords.explain(lastError))", exitCode: 5)
     }
     throw CLIError("No room \"\(room)\"\(host.map { " hosted by \($0)" } ?? "") found within \(Int(timeout)) s; `peermesh browse` lists the rooms visible from here.", exitCode: 4)
 }
@@ -247,7 +252,7 @@ func runRoom(_ body: () async throws -> Void) async throws {
         printError("error: \(error.description)")
         throw ExitCode(error.exitCode)
     } catch let error as PeerMeshError {
-        printError("error: \(error.message)")
+        printError("error: \(UserWords.explain(error))")
         throw ExitCode(1)
     }
 }
