@@ -5,8 +5,11 @@ import PeerMesh
 extension Room {
     /// Answers an invitation to this room under the `--accept` policy.
     func answer(_ invitation: Invitation) {
-        guard String(decoding: invitation.context, as: UTF8.self) == name else {
-            try? invitation.decline()   // an invitation meant for another room on this service type
+        // An invitation names the room it is meant for (another room may share the service type); one with no name
+        // comes from a joiner that used our connection code, which points at us and so at our room.
+        let wanted = String(decoding: invitation.context, as: UTF8.self)
+        guard let identity, wanted.isEmpty || RoomIdentity.sameName(wanted, identity.name) else {
+            try? invitation.decline()
             return
         }
         switch accept {

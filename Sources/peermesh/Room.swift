@@ -59,25 +59,28 @@ enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
 /// that joins typed lines, peers' events and Ctrl-C together.
 final class Room: Sendable {
     let session: Session
-    let name: String
+    let serviceType: String
     let output: RoomOutput
     let accept: AcceptPolicy
-    let advertiser: Advertiser
     /// Requests waiting for the person's answer (`--accept ask`).
     let requests = NIOLockedValueBox(AdmissionQueue())
     /// `--accept known`'s memory of names and keys.
     let trust: TrustOnFirstUse
+    /// The room we are in (set once we host it or got in) and its advertisement (once published).
+    private let state = NIOLockedValueBox<(identity: RoomIdentity?, advertiser: Advertiser?)>((nil, nil))
     /// Acknowledgements as they arrive. Bounded: in an interactive room nobody waits for them, so old ones drop.
     private let acks: AsyncStream<(id: String, peer: PeerID)>
     private let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
 
-    init(session: Session, name: String, serviceType: String, accept: AcceptPolicy, output: RoomOutput) throws(PeerMeshError) {
+    /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
+    /// policy before the first member can arrive.
+    init(session: Session, serviceType: String, accept: AcceptPolicy, output: RoomOutput) throws(PeerMeshError) {
+        _ = try ServiceType(serviceType)
         self.session = session
-        self.name = name
+        self.serviceType = serviceType
         self.accept = accept
         self.output = output
         self.trust = TrustOnFirstUse(file: .default, output: output)
-        self.advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: [RoomKeys.room: name])
         (acks, ackSink) = AsyncStream.makeStream(of: (id: String, peer: PeerID).self, bufferingPolicy: .bufferingNewest(256))
         // Members others introduce face the same policy as those who invite us. Without a handler the library admits
         // them, which is what `all` and `none` mean for them.
@@ -89,9 +92,18 @@ final class Room: Sendable {
         }
     }
 
-    /// Publishes the room; avahi-daemon trouble becomes a one-line error.
+    /// The room we are in; nil until we host it or got in.
+    var identity: RoomIdentity? { state.withLockedValue { $0.identity } }
+
+    /// Records the room we are in: invitations are judged against its name from now on.
+    func entered(_ identity: RoomIdentity) { state.withLockedValue { $0.identity = identity } }
+
+    /// Publishes the room we entered, so others can join through us; avahi-daemon trouble becomes a one-line error.
     func advertise() async throws {
-        do { try await advertiser.start() } catch { throw CLIError(error.message) }
+        guard let identity else { return }
+        let advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: identity.discoveryInfo)
+        state.withLockedValue { $0.advertiser = advertiser }
+        do { try await advertiser.start() } catch { throw CLIError(UserWords.explain(error)) }
     }
 
     /// Runs until `/quit`, the end of standard input, or SIGINT/SIGTERM; then leaves cleanly.
@@ -123,7 +135,7 @@ final class Room: Sendable {
 
     /// Leaves the room: peers see us go at once, and the advertisement is withdrawn.
     func leave() async {
-        advertiser.stop()
+        state.withLockedValue { $0.advertiser }?.stop()
         await session.disconnect()
     }
 
@@ -393,6 +405,8 @@ final class Room: Sendable {
     }
 
     private func followAdvertiser() async {
+        guard case let (identity?, advertiser?) = state.withLockedValue({ $0 }) else { return }
+        let name = identity.name
         for await event in advertiser.events {
             switch event {
             case .published(let instance):

@@ -49,6 +49,9 @@ struct WordingTests {
         } else {
             #expect(text == "cannot save into \(folder.path): that folder is read-only for you; choose another with --downloads.")
         }
+        // A folder that cannot be created: a file stands where its parent should be.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        try Data().write(to: folder.appendingPathComponent("nested"))
         let missing = folder.appendingPathComponent("nested/deeper")
         #expect(UserWords.receiveFailure(error, downloads: missing)
                 == "cannot create the folder \(missing.path) to save into; choose a folder you can write to with --downloads.")
