@@ -63,10 +63,13 @@ let package = Package(
             path: "Examples/MCChat",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // fopencookie (a GNU extension) so the CLI can route what C libraries print on stderr.
+        .target(name: "CStderrFilter"),
         .executableTarget(
             name: "peermesh",
             dependencies: [
                 "PeerMesh",
+                "CStderrFilter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -79,6 +82,8 @@ let package = Package(
             ],
             path: "Benchmarks/PeerMeshBench"
         ),
+        // The CLI's pure pieces (wording, room selection, line parsing), reached with `@testable import peermesh`.
+        .testTarget(name: "PeerMeshCLITests", dependencies: ["peermesh"]),
         .testTarget(
             name: "PeerMeshCoreTests",
             dependencies: [

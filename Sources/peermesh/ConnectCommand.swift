@@ -30,7 +30,7 @@ struct ConnectCommand: AsyncParsableCommand {
     func run() async throws {
         let data: ConnectionData
         do { data = try ConnectionData(encoded: code) } catch {
-            printError("error: \(error.message)")
+            printError("error: \(UserWords.explain(error))")
             throw ExitCode(2)
         }
         let identity = try session.loadIdentity()
@@ -54,7 +54,7 @@ struct ConnectCommand: AsyncParsableCommand {
                 await mesh.disconnect()
             }
         } catch {
-            printError("error: \(error.message)")
+            printError("error: \(UserWords.explain(error))")
             await mesh.disconnect()
             await printer.value
             throw ExitCode(1)

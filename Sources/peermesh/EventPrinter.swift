@@ -21,32 +21,30 @@ enum EventPrinter {
     private static func text(_ event: SessionEvent, security: PeerSecurity?) -> TerminalLine {
         switch event {
         case .peerChanged(let peer, .connected):
-            return "\(peer) connected — \(security.map { "\($0)" } ?? "verifying end to end…")"
+            guard let code = security?.verificationCode else { return "\(peer) connected — verifying end to end…" }
+            return "\(peer) connected — verification code \(code) — \(Room.protection(security))"
         case .peerVerified(let peer, let security):
-            return "\(peer) verified — \(security)"
-        case .peerChanged(let peer, let state):
-            return "\(peer) is \(state)\(reasonText(state).map { ": \($0)" } ?? "")"
+            return "\(peer) — verification code \(security.verificationCode ?? "pending") — \(Room.protection(security))"
+        case .peerChanged(let peer, .connecting):
+            return "connecting to \(peer)…"
+        case .peerChanged(let peer, .notConnected(let reason)):
+            return "\(peer.displayName) left\(UserWords.leaveReason(reason).map { " (\($0))" } ?? "")"
         case .received(let data, let peer):
             return "\(peer.displayName): \(message: String(data: data, encoding: .utf8) ?? "<\(data.count) bytes>")"
         case .undelivered(let messages, let peer, let reason):
-            return "\(messages.count) message(s) to \(peer) may not have arrived: \(reason.message)"
+            return "\(messages.count) message(s) to \(peer.displayName) may not have arrived: \(UserWords.explain(reason))"
         case .invitation(let invitation):
-            return "invitation from \(invitation.peer) — verification code \(invitation.verificationCode)"
+            return "\(invitation.peer) asks to join — verification code \(invitation.verificationCode)"
         case .incomingConnectionFailed(let peer, let error):
-            return "incoming connection\(peer.map { " from \($0)" } ?? "") failed: \(error.message)"
+            return "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(UserWords.explain(error))"
         case .resourceStarted(let name, let peer, let progress):
-            return "\(peer.displayName) is sending \(name) (\(progress.totalUnitCount) bytes)"
+            return "\(peer.displayName) is sending \(name) (\(ProgressBar.bytes(progress.totalUnitCount)))"
         case .resourceFinished(let name, let peer, .success(let url)):
-            return "received \(name) from \(peer.displayName): \(url.path)"
+            return "received \(name) from \(peer.displayName) (SHA-256 verified) → \(url.path)"
         case .resourceFinished(let name, let peer, .failure(let error)):
-            return "\(name) from \(peer.displayName) failed: \(error.message)"
+            return "\(name) from \(peer.displayName) failed: \(UserWords.explain(error))"
         case .streamOpened(let name, let peer, _):
-            return "\(peer.displayName) opened stream \(name)"
+            return "\(peer.displayName) opened a stream \(name)"
         }
-    }
-
-    private static func reasonText(_ state: PeerState) -> String? {
-        if case .notConnected(let reason?) = state { return reason.message }
-        return nil
     }
 }

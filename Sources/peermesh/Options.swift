@@ -16,6 +16,9 @@ struct SessionOptions: ParsableArguments {
     @Option(help: "Seconds of silence after which a peer counts as gone.")
     var liveness: Double = 10
 
+    @Flag(help: "Also show the details behind messages (error codes, addresses) and the network libraries' own warnings.")
+    var verbose = false
+
     /// Loads (or creates) the identity named by the options.
     func loadIdentity() throws -> Identity {
         let url = identity.map { URL(fileURLWithPath: $0) } ?? Self.defaultIdentityURL

@@ -1,16 +1,52 @@
 import ArgumentParser
+import PeerMesh
 
 /// The `peermesh` command-line tool.
 @main
 struct PeerMeshCommand: AsyncParsableCommand {
+    /// The release, and the wire protocol version it speaks (peers need the same one).
+    static let version = "peermesh 0.9.0 (wire protocol \(Preamble.currentVersion))"
+
     static let configuration = CommandConfiguration(
         commandName: "peermesh",
-        abstract: "Peer-to-peer sessions over TCP + TLS 1.3: identities, invitations and messages.",
+        abstract: "Peer-to-peer rooms and sessions over TCP + TLS 1.3: identities, invitations, messages and files.",
         discussion: """
-            Two terminals on one machine or two machines that can reach each other:
+            On a local network with avahi-daemon:
+              peermesh host lobby --name alice      # host the room "lobby"
+              peermesh join lobby --name bob        # join it from another machine
+            Two terminals that can reach each other, without discovery:
               peermesh listen --name alice          # prints a connection code (pm1.…)
               peermesh connect pm1.… --name bob --message hi
             """,
+        version: version,
         subcommands: [HostCommand.self, JoinCommand.self, SendCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DemoCommand.self]
     )
+
+    /// Routes the C libraries' own warnings, applies `--verbose`, then runs the command ArgumentParser chose.
+    nonisolated static func main() async {
+        Diagnostics.filterLibraryWarnings()
+        do {
+            var command = try parseAsRoot()
+            if let options = (command as? RunsSession)?.session { Diagnostics.setVerbose(options.verbose) }
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
+
+/// A command with the shared session options (`--name`, `--identity`, `--verbose`, …).
+protocol RunsSession: SendableMetatype {
+    var session: SessionOptions { get }
+}
+
+extension HostCommand: RunsSession {}
+extension JoinCommand: RunsSession {}
+extension SendCommand: RunsSession {}
+extension BrowseCommand: RunsSession {}
+extension ListenCommand: RunsSession {}
+extension ConnectCommand: RunsSession {}

@@ -5,8 +5,11 @@ import PeerMesh
 extension Room {
     /// Answers an invitation to this room under the `--accept` policy.
     func answer(_ invitation: Invitation) {
-        guard String(decoding: invitation.context, as: UTF8.self) == name else {
-            try? invitation.decline()   // an invitation meant for another room on this service type
+        // An invitation names the room it is meant for (another room may share the service type); one with no name
+        // comes from a joiner that used our connection code, which points at us and so at our room.
+        let wanted = String(decoding: invitation.context, as: UTF8.self)
+        guard let identity, wanted.isEmpty || RoomIdentity.sameName(wanted, identity.name) else {
+            try? invitation.decline()
             return
         }
         switch accept {
@@ -71,9 +74,9 @@ extension Room {
             finish(requests.withLockedValue { $0.take(selector, at: .now) }, accept: command == "/accept")
         case "/requests":
             let (pending, shown) = requests.withLockedValue { ($0.pending, $0.shownRequest?.number) }
-            if pending.isEmpty { output.event("requests", ["count": "0"], human: "no requests are waiting") }
+            if pending.isEmpty { output.event("requests", ["count": 0], human: "no requests are waiting") }
             for entry in pending {
-                output.event("request", Self.fields(entry).merging(["shown": "\(entry.number == shown)"]) { $1 },
+                output.event("request", Self.fields(entry).merging(["shown": .bool(entry.number == shown)]) { $1 },
                              human: "\(Self.describe(entry))\(entry.number == shown ? " — shown: y/n answers it" : "")")
             }
         default:
@@ -108,10 +111,10 @@ extension Room {
             let entry = taken.entry
             do {
                 if accept { try entry.request.accept() } else { try entry.request.decline() }
-                output.event("answered", Self.fields(entry).merging(["answer": accept ? "accepted" : "declined"]) { $1 },
+                output.event("answered", Self.fields(entry).merging(["answer": .string(accept ? "accepted" : "declined")]) { $1 },
                              human: "\(accept ? "accepted" : "declined") #\(entry.number) \(entry.request.peer)")
             } catch {
-                output.error("Request #\(entry.number) from \(entry.request.peer): \(error.message)")
+                output.error("Request #\(entry.number) from \(entry.request.peer): \(UserWords.explain(error))", code: error.code)
             }
             if let next = taken.nextShown { prompt(next) }
         }
@@ -132,18 +135,18 @@ extension Room {
         return "#\(entry.number) \(request.peer.displayName) \(how) — key \(request.peer.fingerprint), verification code \(request.verificationCode)"
     }
 
-    private static func fields(_ entry: AdmissionQueue.Pending) -> [String: String] {
+    private static func fields(_ entry: AdmissionQueue.Pending) -> [String: JSONField] {
         var fields = RoomOutput.fields(entry.request.peer)
-        fields["number"] = "\(entry.number)"
-        fields["fingerprint"] = entry.request.peer.fingerprint
-        fields["code"] = entry.request.verificationCode
+        fields["number"] = .int(entry.number)
+        fields["fingerprint"] = .string(entry.request.peer.fingerprint)
+        fields["code"] = .string(entry.request.verificationCode)
         switch entry.request.kind {
         case .invitation:
             fields["kind"] = "invitation"
         case .member(let introducer):
             fields["kind"] = "member"
-            fields["via"] = introducer.displayName
-            fields["via_id"] = introducer.id
+            fields["via"] = .string(introducer.displayName)
+            fields["via_id"] = .string(introducer.id)
         }
         return fields
     }

@@ -59,25 +59,28 @@ enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
 /// that joins typed lines, peers' events and Ctrl-C together.
 final class Room: Sendable {
     let session: Session
-    let name: String
+    let serviceType: String
     let output: RoomOutput
     let accept: AcceptPolicy
-    let advertiser: Advertiser
     /// Requests waiting for the person's answer (`--accept ask`).
     let requests = NIOLockedValueBox(AdmissionQueue())
     /// `--accept known`'s memory of names and keys.
     let trust: TrustOnFirstUse
+    /// The room we are in (set once we host it or got in) and its advertisement (once published).
+    private let state = NIOLockedValueBox<(identity: RoomIdentity?, advertiser: Advertiser?)>((nil, nil))
     /// Acknowledgements as they arrive. Bounded: in an interactive room nobody waits for them, so old ones drop.
     private let acks: AsyncStream<(id: String, peer: PeerID)>
     private let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
 
-    init(session: Session, name: String, serviceType: String, accept: AcceptPolicy, output: RoomOutput) throws(PeerMeshError) {
+    /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
+    /// policy before the first member can arrive.
+    init(session: Session, serviceType: String, accept: AcceptPolicy, output: RoomOutput) throws(PeerMeshError) {
+        _ = try ServiceType(serviceType)
         self.session = session
-        self.name = name
+        self.serviceType = serviceType
         self.accept = accept
         self.output = output
         self.trust = TrustOnFirstUse(file: .default, output: output)
-        self.advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: [RoomKeys.room: name])
         (acks, ackSink) = AsyncStream.makeStream(of: (id: String, peer: PeerID).self, bufferingPolicy: .bufferingNewest(256))
         // Members others introduce face the same policy as those who invite us. Without a handler the library admits
         // them, which is what `all` and `none` mean for them.
@@ -89,9 +92,18 @@ final class Room: Sendable {
         }
     }
 
-    /// Publishes the room; avahi-daemon trouble becomes a one-line error.
+    /// The room we are in; nil until we host it or got in.
+    var identity: RoomIdentity? { state.withLockedValue { $0.identity } }
+
+    /// Records the room we are in: invitations are judged against its name from now on.
+    func entered(_ identity: RoomIdentity) { state.withLockedValue { $0.identity = identity } }
+
+    /// Publishes the room we entered, so others can join through us; avahi-daemon trouble becomes a one-line error.
     func advertise() async throws {
-        do { try await advertiser.start() } catch { throw CLIError(error.message) }
+        guard let identity else { return }
+        let advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: identity.discoveryInfo)
+        state.withLockedValue { $0.advertiser = advertiser }
+        do { try await advertiser.start() } catch { throw CLIError(UserWords.explain(error)) }
     }
 
     /// Runs until `/quit`, the end of standard input, or SIGINT/SIGTERM; then leaves cleanly.
@@ -123,7 +135,7 @@ final class Room: Sendable {
 
     /// Leaves the room: peers see us go at once, and the advertisement is withdrawn.
     func leave() async {
-        advertiser.stop()
+        state.withLockedValue { $0.advertiser }?.stop()
         await session.disconnect()
     }
 
@@ -207,9 +219,9 @@ final class Room: Sendable {
             }
             do {
                 try await session.send(RoomMessage.chat(line).encoded, to: members)
-                if output.json { output.event("sent", ["text": line, "to": "\(members.count)"], human: "") }
+                if output.json { output.event("sent", ["text": .string(line), "to": .int(members.count)], human: "") }
             } catch {
-                output.error(error.message)
+                output.error(UserWords.explain(error), code: error.code)
             }
             return true
         }
@@ -238,6 +250,8 @@ final class Room: Sendable {
             try await sendFile(at: URL(fileURLWithPath: (rest as NSString).expandingTildeInPath), to: recipients)
         } catch let error as CLIError {
             output.error(error.description)
+        } catch let error as PeerMeshError {
+            output.error(UserWords.explain(error), code: error.code)
         } catch {
             output.error("\(error)")
         }
@@ -254,7 +268,7 @@ final class Room: Sendable {
         }
         let name = url.lastPathComponent
         let bar = ProgressBar(label: "sending \(name)", total: size * Int64(recipients.count))
-        output.event("file-sending", ["file": name, "bytes": "\(size)", "to": "\(recipients.count)"],
+        output.event("file-sending", ["file": .string(name), "bytes": .number(size), "to": .int(recipients.count)],
                      human: "sending \"\(name)\" (\(ProgressBar.bytes(size))) to \(recipients.map(\.displayName).joined(separator: ", "))")
         let progresses = NIOLockedValueBox<[Progress]>([])
         let ticker = Task {
@@ -281,17 +295,17 @@ final class Room: Sendable {
         await ticker.value
         bar.finish(completed: progresses.withLockedValue { $0.reduce(0) { $0 + $1.completedUnitCount } })
         for (peer, error) in failures {
-            output.error("\"\(name)\" to \(peer.displayName) failed: \(error.message)")
+            output.error("\"\(name)\" to \(peer.displayName) failed: \(UserWords.sendFailure(error))", code: error.code)
         }
         guard failures.isEmpty else { throw CLIError("\"\(name)\" did not reach \(failures.count) of \(recipients.count) member(s).") }
-        output.event("file-sent", ["file": name, "to": "\(recipients.count)"],
+        output.event("file-sent", ["file": .string(name), "to": .int(recipients.count)],
                      human: "\"\(name)\" delivered and verified by \(recipients.count) member(s)")
         return recipients.count
     }
 
     private func listPeers() async {
         let members = session.connectedPeers
-        if members.isEmpty { output.event("peers", ["count": "0"], human: "nobody else is in the room") }
+        if members.isEmpty { output.event("peers", ["count": 0], human: "nobody else is in the room") }
         for peer in members {
             let security = await session.security(of: peer)
             let code = security?.verificationCode ?? "pending"
@@ -301,7 +315,7 @@ final class Room: Sendable {
             case nil: "unreachable"
             }
             let protection = Self.protection(security)
-            output.event("peer", RoomOutput.fields(peer).merging(["code": code, "route": route, "encryption": protection]) { $1 },
+            output.event("peer", RoomOutput.fields(peer).merging(["code": .string(code), "route": .string(route), "encryption": .string(protection)]) { $1 },
                          human: "\(peer) — verification code \(code) — \(route), \(protection)")
         }
     }
@@ -329,67 +343,78 @@ final class Room: Sendable {
                 // end-to-end pairing that follows (`peerVerified`).
                 let security = await session.security(of: peer)
                 if let code = security?.linkCode {
-                    output.event("joined", RoomOutput.fields(peer).merging(["code": code, "encryption": Self.protection(security)]) { $1 },
+                    output.event("joined", RoomOutput.fields(peer).merging(["code": .string(code), "encryption": .string(Self.protection(security))]) { $1 },
                                  human: "\(peer) joined — verification code \(code) — \(Self.protection(security))")
                 } else {
                     output.event("joined", RoomOutput.fields(peer), human: "\(peer) joined through the room — verifying end to end…")
                 }
             case .peerVerified(let peer, let security):
                 guard security.link == nil, let code = security.endToEndCode else { break }
-                output.event("verified", RoomOutput.fields(peer).merging(["code": code, "encryption": Self.protection(security)]) { $1 },
+                output.event("verified", RoomOutput.fields(peer).merging(["code": .string(code), "encryption": .string(Self.protection(security))]) { $1 },
                              human: "\(peer) — verification code \(code) (end to end) — \(Self.protection(security))")
+            case .peerChanged(_, .notConnected(let reason?)) where reason.code == .sessionClosed:
+                break   // we are the one leaving: every member "leaves" us at once, which is no news to the person
             case .peerChanged(let peer, .notConnected(let reason)):
                 var fields = RoomOutput.fields(peer)
-                if let reason, reason.code != .peerDisconnected { fields["reason"] = reason.message }
-                output.event("left", fields, human: "\(peer.displayName) left\(fields["reason"].map { " (\($0))" } ?? "")")
+                let why = UserWords.leaveReason(reason)
+                if let why, let reason {
+                    fields["reason"] = .string(why)
+                    fields["code"] = .string(reason.code.name)
+                }
+                output.event("left", fields, human: "\(peer.displayName) left\(why.map { " (\($0))" } ?? "")")
             case .peerChanged:
                 break
             case .received(let data, let peer):
                 let message = RoomMessage.decode(data)
                 switch message.kind {
                 case .chat:
-                    output.event("message", RoomOutput.fields(peer).merging(["text": message.text ?? ""]) { $1 },
+                    output.event("message", RoomOutput.fields(peer).merging(["text": .string(message.text ?? "")]) { $1 },
                                  human: "\(peer.displayName): \(message: message.text ?? "")")
                     if !message.id.isEmpty { try? await session.send(RoomMessage.ack(message.id).encoded, to: [peer]) }
                 case .ack:
                     ackSink.yield((message.id, peer))
                 }
             case .resourceStarted(let file, let peer, _):
-                output.event("file-started", RoomOutput.fields(peer).merging(["file": file]) { $1 },
+                output.event("file-started", RoomOutput.fields(peer).merging(["file": .string(file)]) { $1 },
                              human: "receiving \"\(file)\" from \(peer.displayName)…")
             case .resourceFinished(let file, let peer, .success(let url)):
-                output.event("file-received", RoomOutput.fields(peer).merging(["file": file, "path": url.path]) { $1 },
+                output.event("file-received", RoomOutput.fields(peer).merging(["file": .string(file), "path": .string(url.path)]) { $1 },
                              human: "received \"\(file)\" from \(peer.displayName) (SHA-256 verified) → \(url.path)")
             case .resourceFinished(let file, let peer, .failure(let error)):
-                output.event("file-failed", RoomOutput.fields(peer).merging(["file": file, "message": error.message]) { $1 },
-                             human: "\"\(file)\" from \(peer.displayName) failed: \(error.message)")
+                let why = UserWords.receiveFailure(error, downloads: session.configuration.receivingDirectory)
+                output.event("file-failed", RoomOutput.fields(peer).merging(["file": .string(file), "message": .string(why), "code": .string(error.code.name)]) { $1 },
+                             human: "\"\(file)\" from \(peer.displayName) failed: \(why)")
             case .streamOpened(let stream, let peer, let bytes):
                 // Rooms exchange messages and files; another app's stream is read and dropped so it cannot stall.
-                output.event("stream-ignored", RoomOutput.fields(peer).merging(["stream": stream]) { $1 },
+                output.event("stream-ignored", RoomOutput.fields(peer).merging(["stream": .string(stream)]) { $1 },
                              human: "\(peer.displayName) opened a stream \"\(stream)\" (rooms do not use streams; ignored)")
                 Task { do { for try await _ in bytes {} } catch {} }
             case .undelivered(let messages, let peer, let reason):
                 let texts = messages.map { RoomMessage.decode($0) }.filter { $0.kind == .chat }.compactMap(\.text)
                 if !texts.isEmpty {
-                    output.event("undelivered", RoomOutput.fields(peer).merging(["count": "\(texts.count)", "message": reason.message]) { $1 },
-                                 human: "\(texts.count) message(s) to \(peer.displayName) may not have arrived: \(reason.message)")
+                    let why = UserWords.explain(reason)
+                    output.event("undelivered", RoomOutput.fields(peer).merging(["count": .int(texts.count), "message": .string(why)]) { $1 },
+                                 human: "\(texts.count) message(s) to \(peer.displayName) may not have arrived: \(why)")
                 }
             case .incomingConnectionFailed(let peer, let error):
-                output.event("connection-failed", ["message": error.message, "peer": peer?.displayName ?? ""],
-                             human: "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(error.message)")
+                let why = UserWords.explain(error)
+                output.event("connection-failed", ["message": .string(why), "code": .string(error.code.name), "peer": .string(peer?.displayName ?? "")],
+                             human: "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(why)")
             }
         }
     }
 
     private func followAdvertiser() async {
+        guard case let (identity?, advertiser?) = state.withLockedValue({ $0 }) else { return }
+        let name = identity.name
         for await event in advertiser.events {
             switch event {
             case .published(let instance):
-                output.event("advertised", ["room": name, "instance": instance], human: "room \"\(name)\" is visible as \"\(instance)\"")
+                output.event("advertised", ["room": .string(name), "instance": .string(instance)], human: "room \"\(name)\" is visible as \"\(instance)\"")
             case .renamed(let instance):
-                output.event("renamed", ["instance": instance], human: "the name was taken; now visible as \"\(instance)\"")
+                output.event("renamed", ["instance": .string(instance)], human: "the name was taken; now visible as \"\(instance)\"")
             case .discoveryDown(let error):
-                output.event("discovery-down", ["message": error.message], human: "discovery is down: \(error.message)")
+                output.event("discovery-down", ["message": .string(error.message)], human: "discovery is down: \(error.message)")
             case .discoveryRestored:
                 output.event("discovery-restored", [:], human: "discovery is back")
             case .failed(let error):

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import NIOConcurrencyHelpers
 import PeerMesh
 
 /// `peermesh host <room>`.
@@ -10,7 +9,7 @@ struct HostCommand: AsyncParsableCommand {
         abstract: "Host a room: advertise it on the local network, admit joiners, chat."
     )
 
-    @Argument(help: "The room's name (free text, 1–63 bytes).")
+    @Argument(help: "The room's name (free text, 1–63 bytes; compared ignoring case).")
     var room: String
 
     @OptionGroup var session: SessionOptions
@@ -21,9 +20,17 @@ struct HostCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runRoom {
-            try await stayInRoom(room, session: session, options: options, accept: accept) { name, mesh, _ in
-                (event: "hosting", fields: RoomOutput.fields(mesh.myPeerID).merging(["room": name]) { $1 },
-                 human: "hosting \"\(name)\" as \(mesh.myPeerID) — type to chat, /peers, /quit")
+            let name = try RoomKeys.validate(room)
+            let room = try makeRoom(session, options, accept: accept)
+            let me = room.session.myPeerID
+            let identity = RoomIdentity(name: name, host: me)
+            room.entered(identity)
+            try await stay(in: room, announcing: Announcement(
+                event: "hosting", fields: identity.fields.merging(RoomOutput.fields(me)) { $1 },
+                human: "hosting \"\(name)\" as \(me) — type to chat, /peers, /quit"
+            )) {
+                let twins = Task { await TwinRooms.watch(for: identity, session: room.session, serviceType: options.serviceType, output: room.output) }
+                return [twins]
             }
         }
     }
@@ -36,14 +43,20 @@ struct JoinCommand: AsyncParsableCommand {
         abstract: "Join a room found on the local network, then chat."
     )
 
-    @Argument(help: "The room's name.")
+    @Argument(help: ArgumentHelp(
+        "The room: its name, or NAME@HOST when several rooms share the name.",
+        discussion: "HOST is the host's display name or the start of its key fingerprint (4 hex digits or more), as `peermesh browse` shows them."
+    ))
     var room: String
 
-    @Option(help: "Join through this member (display name) instead of the first one found.")
+    @Option(help: "Join through this member (display name) instead of the room's host or the first member found.")
     var host: String?
 
     @Option(help: "Seconds to look for the room.")
     var timeout: Double = 10
+
+    @Option(help: "Seconds the member you join through has to let you in (someone may have to answer a prompt).")
+    var answerTimeout: Double = 60
 
     @OptionGroup var session: SessionOptions
     @OptionGroup var options: RoomOptions
@@ -53,11 +66,15 @@ struct JoinCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runRoom {
-            try await stayInRoom(room, session: session, options: options, accept: accept) { name, mesh, output in
-                let member = try await enterRoom(name, session: mesh, serviceType: options.serviceType, host: host, timeout: timeout, output: output)
-                return (event: "joined-room", fields: RoomOutput.fields(member).merging(["room": name]) { $1 },
-                        human: "joined \"\(name)\" through \(member) — type to chat, /peers, /quit")
-            }
+            let room = try makeRoom(session, options, accept: accept)
+            let (identity, member) = try await enterRoom(RoomSelector(self.room), session: room.session, serviceType: options.serviceType,
+                                                         through: host, timeout: timeout, answerTimeout: answerTimeout,
+                                                         example: "peermesh join", output: room.output)
+            room.entered(identity)
+            try await stay(in: room, announcing: Announcement(
+                event: "joined-room", fields: identity.fields.merging(RoomOutput.fields(member)) { $1 },
+                human: "joined \"\(identity.name)\" through \(member) — type to chat, /peers, /quit"
+            ))
         }
     }
 }
@@ -69,7 +86,7 @@ struct SendCommand: AsyncParsableCommand {
         abstract: "Join a room, deliver a message to every member, wait for their acknowledgements, leave."
     )
 
-    @Option(help: "The room's name.")
+    @Option(help: "The room: its name, or NAME@HOST when several rooms share the name (see `peermesh join --help`).")
     var room: String
 
     @Option(help: "A message to deliver.")
@@ -78,7 +95,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "A file to deliver (each member verifies its SHA-256).")
     var file: String?
 
-    @Option(help: "Seconds to find the room, and then to wait for acknowledgements.")
+    @Option(help: "Seconds to find the room, to be let in, and then to wait for acknowledgements.")
     var timeout: Double = 10
 
     @OptionGroup var session: SessionOptions
@@ -90,18 +107,21 @@ struct SendCommand: AsyncParsableCommand {
             if let file, !FileManager.default.isReadableFile(atPath: file) {
                 throw CLIError("Cannot read \(file): check the path and its permissions.", exitCode: 2)
             }
-            let name = try RoomKeys.validate(room)
-            let output = RoomOutput(json: options.json)
-            let mesh = try makeSession(session, options)
-            let member = try await enterRoom(name, session: mesh, serviceType: options.serviceType, host: nil, timeout: timeout, output: output)
-            let room = try Room(session: mesh, name: name, serviceType: options.serviceType, accept: .none, output: output)
+            _ = try RoomKeys.validate(RoomSelector(room).roomName)
+            let room = try makeRoom(session, options, accept: .none)
+            let output = room.output, mesh = room.session
+            let (identity, member) = try await enterRoom(RoomSelector(self.room), session: mesh, serviceType: options.serviceType,
+                                                         through: nil, timeout: timeout, answerTimeout: nil,
+                                                         example: "peermesh send --room", output: output)
+            room.entered(identity)
             let following = Task { await room.runInteractive(readInput: false) }
             defer { following.cancel() }
             await room.settle()
             do {
                 if let message {
                     let count = try await room.say(message, timeout: .milliseconds(Int64(timeout * 1000)))
-                    output.event("delivered", ["room": name, "to": "\(count)"], human: "delivered to \(count) member(s) of \"\(name)\" (through \(member.displayName))")
+                    output.event("delivered", identity.fields.merging(["to": .int(count)]) { $1 },
+                                 human: "delivered to \(count) member(s) of \"\(identity.name)\" (through \(member.displayName))")
                 }
                 if let file {
                     try await room.sendFile(at: URL(fileURLWithPath: file), to: mesh.connectedPeers)
@@ -115,123 +135,38 @@ struct SendCommand: AsyncParsableCommand {
     }
 }
 
-/// `peermesh browse`.
-struct BrowseCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "browse",
-        abstract: "List the rooms and their hosts visible on the local network."
-    )
-
-    @Option(help: "Seconds to listen.")
-    var timeout: Double = 3
-
-    @OptionGroup var session: SessionOptions
-    @OptionGroup var options: RoomOptions
-
-    func run() async throws {
-        try await runRoom {
-            let output = RoomOutput(json: options.json)
-            let mesh = try makeSession(session, options)
-            let browser = try Browser(session: mesh, serviceType: options.serviceType)
-            if case .failure(let error) = await attempt({ () async throws(PeerMeshError) in try await browser.start() }) {
-                throw CLIError(error.message)
-            }
-            let deadline = Task {
-                try? await Task.sleep(for: .milliseconds(Int64(timeout * 1000)))
-                browser.stop()
-            }
-            var count = 0
-            let listing = Task {
-                for await event in browser.events {
-                    guard case .found(let peer, let info) = event else { continue }
-                    count += 1
-                    let room = info[RoomKeys.room] ?? "(no room)"
-                    let addresses = browser.foundPeers.first { $0.peerID == peer }?.endpoints.map(\.description).joined(separator: " ") ?? ""
-                    output.event("room", RoomOutput.fields(peer).merging(["room": room, "addresses": addresses]) { $1 },
-                                 human: "\(room)\t\(peer)\t\(addresses)")
-                }
-                return count
-            }
-            await deadline.value
-            listing.cancel()
-            let found = await listing.value
-            if !options.json { writeLine("\(found) peer(s) found") }
-            await mesh.disconnect()
-        }
-    }
-}
-
 // MARK: Shared steps
 
-/// Host or join: make the session and the room (whose admission policy must be in place before the first member
-/// arrives), run `enter` (joining, or nothing), advertise the room so others can join through us, announce it, and
-/// stay until the person leaves.
-func stayInRoom(
-    _ room: String, session options: SessionOptions, options roomOptions: RoomOptions, accept: AcceptPolicy,
-    enter: (String, Session, RoomOutput) async throws -> (event: String, fields: [String: String], human: TerminalLine)
-) async throws {
-    let name = try RoomKeys.validate(room)
-    let output = RoomOutput(json: roomOptions.json)
-    let mesh = try makeSession(options, roomOptions)
-    let room = try Room(session: mesh, name: name, serviceType: roomOptions.serviceType, accept: accept, output: output)
-    let announcement = try await enter(name, mesh, output)
-    try await room.advertise()
-    output.event(announcement.event, announcement.fields, human: announcement.human)
-    await room.runInteractive()
+/// The first line a room prints: what we did (hosting, joined) and how to go on.
+struct Announcement {
+    let event: String
+    let fields: [String: JSONField]
+    let human: TerminalLine
 }
 
-func makeSession(_ options: SessionOptions, _ room: RoomOptions) throws -> Session {
+/// The session and the room for `host`, `join` or `send`, the admission policy in place before the first member can
+/// arrive.
+func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, accept: AcceptPolicy) throws -> Room {
     var configuration = options.configuration()
-    configuration.maximumPeers = room.maxPeers
-    configuration.receivingDirectory = room.downloadsDirectory
-    configuration.maximumIncomingResourceSize = room.maxFileSize.bytes
-    return try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
+    configuration.maximumPeers = roomOptions.maxPeers
+    configuration.receivingDirectory = roomOptions.downloadsDirectory
+    configuration.maximumIncomingResourceSize = roomOptions.maxFileSize.bytes
+    let session = try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
+    return try Room(session: session, serviceType: roomOptions.serviceType, accept: accept, output: RoomOutput(json: roomOptions.json))
 }
 
-/// Finds a member of `room` (optionally a given one) and joins it; typed, one-line errors otherwise.
-func enterRoom(_ room: String, session: Session, serviceType: String, host: String?, timeout: Double, output: RoomOutput) async throws -> PeerID {
-    let browser = try Browser(session: session, serviceType: serviceType)
-    if case .failure(let error) = await attempt({ () async throws(PeerMeshError) in try await browser.start() }) {
-        throw CLIError(error.message)
+/// Advertises the room so others can join through us, announces it, warns about a download folder that cannot be
+/// used, starts the `alongside` tasks (stopped when we leave), and stays until the person leaves.
+func stay(in room: Room, announcing announcement: Announcement, alongside: () -> [Task<Void, Never>] = { [] }) async throws {
+    try await room.advertise()
+    room.output.event(announcement.event, announcement.fields, human: announcement.human)
+    // Said at the start, not when a file arrives: the library refuses such a file before it is announced.
+    if let problem = UserWords.unusableFolder(room.session.configuration.receivingDirectory) {
+        room.output.error("Files others send you will fail: \(problem)")
     }
-    defer { browser.stop() }
-    let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
-    // The browser's event stream outlives stop() (browsing can restart), so the deadline races the search.
-    let failure = NIOLockedValueBox<PeerMeshError?>(nil)
-    let member = await withTaskGroup(of: PeerID?.self) { group in
-        group.addTask {
-            for await event in browser.events {
-                guard case .found(let peer, let info) = event, info[RoomKeys.room] == room,
-                      host == nil || peer.displayName == host else { continue }
-                let remaining = max(deadline - ContinuousClock.now, .seconds(1))
-                switch await attempt({ () async throws(PeerMeshError) in try await browser.invite(peer, context: Data(room.utf8), timeout: remaining) }) {
-                case .success(let member):
-                    return member
-                case .failure(let error):
-                    failure.withLockedValue { $0 = error }
-                    output.event("join-failed", RoomOutput.fields(peer).merging(["message": error.message]) { $1 },
-                                 human: "could not join through \(peer.displayName): \(error.message)")
-                    // A member that declines speaks for the room; other failures may be one bad path.
-                    if error.code == .invitationDeclined { return nil }
-                }
-            }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(until: deadline)
-            return nil
-        }
-        let first = await group.next() ?? nil
-        group.cancelAll()
-        return first
-    }
-    if let member { return member }
-    let lastError = failure.withLockedValue { $0 }
-    if let lastError {
-        if lastError.code == .invitationDeclined { throw CLIError("The room's host declined to let you in.", exitCode: 5) }
-        throw CLIError("Could not join \"\(room)\": \(lastError.message)", exitCode: 5)
-    }
-    throw CLIError("No room \"\(room)\"\(host.map { " hosted by \($0)" } ?? "") found within \(Int(timeout)) s; `peermesh browse` lists the rooms visible from here.", exitCode: 4)
+    let tasks = alongside()
+    await room.runInteractive()
+    tasks.forEach { $0.cancel() }
 }
 
 /// Runs a typed-throwing step and returns its outcome as a value.
@@ -247,7 +182,7 @@ func runRoom(_ body: () async throws -> Void) async throws {
         printError("error: \(error.description)")
         throw ExitCode(error.exitCode)
     } catch let error as PeerMeshError {
-        printError("error: \(error.message)")
+        printError("error: \(UserWords.explain(error))")
         throw ExitCode(1)
     }
 }

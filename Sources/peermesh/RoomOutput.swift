@@ -10,40 +10,73 @@ struct RoomOutput: Sendable {
     let json: Bool
 
     /// Prints event `name`: `fields` (plus `event` and `time`) as JSON, or `[HH:MM:SS] ` and `human`.
-    func event(_ name: String, _ fields: [String: String] = [:], human: TerminalLine) {
+    func event(_ name: String, _ fields: [String: JSONField] = [:], human: TerminalLine) {
         if json {
-            var object = fields
-            object["event"] = name
-            object["time"] = Date.now.formatted(.iso8601)
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-            writeLine(String(decoding: data, as: UTF8.self))
+            writeLine(Self.jsonLine(name, fields, at: .now))
         } else {
             writeLine(Self.stamped(human))
         }
     }
 
-    /// An error: one escaped line on standard error (and a JSON `error` event with `--json`).
-    func error(_ message: String) {
+    /// An error: one escaped line on standard error (and a JSON `error` event with `--json`, with the library's error
+    /// code when there is one).
+    func error(_ message: String, code: PeerMeshError.Code? = nil) {
         if json {
-            event("error", ["message": message], human: "")
+            var fields: [String: JSONField] = ["message": .string(message)]
+            if let code { fields["code"] = .string(code.name) }
+            event("error", fields, human: "")
         }
         printError("error: \(message)")
     }
 
-    /// `line` as a human event line: `[HH:MM:SS] ` and the escaped text (rooms and `EventPrinter` alike).
-    static func stamped(_ line: TerminalLine) -> String {
-        "[\(Date.now.formatted(clockStyle))] \(line.text)"
+    /// One event as a JSON object: `fields`, `event` and `time`, keys sorted; numbers and booleans as JSON has them.
+    static func jsonLine(_ name: String, _ fields: [String: JSONField], at time: Date) -> String {
+        var object = fields.mapValues(\.value)
+        object["event"] = name
+        object["time"] = time.formatted(.iso8601)
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
     }
 
-    /// `HH:MM:SS` in local time, made once: a style is a value, so every line shares it instead of building a
-    /// formatter of its own.
-    private static let clockStyle = Date.VerbatimFormatStyle(
-        format: "\(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)",
-        timeZone: .current, calendar: Calendar(identifier: .gregorian)
-    )
+    /// `line` as a human event line: `[HH:MM:SS] ` and the escaped text (rooms and `EventPrinter` alike).
+    static func stamped(_ line: TerminalLine, at time: Date = .now) -> String {
+        "[\(clock(time))] \(line.text)"
+    }
+
+    /// `HH:MM:SS`, 24-hour, in `timeZone` (local time unless a test says otherwise).
+    static func clock(_ time: Date, timeZone: TimeZone = .current) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.hour, .minute, .second], from: time)
+        return [parts.hour, parts.minute, parts.second].map { String(format: "%02d", $0 ?? 0) }.joined(separator: ":")
+    }
 
     /// The JSON fields that name a peer: `peer` (display name) and `peer_id` (key ID).
-    static func fields(_ peer: PeerID) -> [String: String] {
-        ["peer": peer.displayName, "peer_id": peer.id]
+    static func fields(_ peer: PeerID) -> [String: JSONField] {
+        ["peer": .string(peer.displayName), "peer_id": .string(peer.id)]
+    }
+}
+
+/// One value of a `--json` event: text, a whole number or a yes/no, so that scripts read counts and sizes as JSON
+/// numbers, not as strings.
+enum JSONField: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByStringInterpolation, ExpressibleByIntegerLiteral {
+    case string(String)
+    case number(Int64)
+    case bool(Bool)
+
+    init(stringLiteral value: String) { self = .string(value) }
+
+    init(integerLiteral value: Int64) { self = .number(value) }
+
+    /// A count or size.
+    static func int(_ value: Int) -> JSONField { .number(Int64(value)) }
+
+    /// The value as `JSONSerialization` takes it.
+    var value: Any {
+        switch self {
+        case .string(let text): text
+        case .number(let number): NSNumber(value: number)
+        case .bool(let flag): NSNumber(value: flag)
+        }
     }
 }

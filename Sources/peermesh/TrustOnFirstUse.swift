@@ -15,7 +15,7 @@ struct TrustOnFirstUse: Sendable {
             return false
         }
         var fields = RoomOutput.fields(peer)
-        fields["fingerprint"] = peer.fingerprint
+        fields["fingerprint"] = .string(peer.fingerprint)
         switch verdict {
         case .known:
             return true
@@ -24,8 +24,8 @@ struct TrustOnFirstUse: Sendable {
             return true
         case .changed(let remembered):
             let old = KnownPeersHelp.fingerprint(remembered)
-            fields["remembered_id"] = remembered
-            fields["remembered_fingerprint"] = old
+            fields["remembered_id"] = .string(remembered)
+            fields["remembered_fingerprint"] = .string(old)
             let name = KnownPeersHelp.shellWord(peer.displayName)
             output.event("key-changed", fields, human: """
                 WARNING: refused \(peer.displayName): its key \(peer.fingerprint) is not the key remembered for that name \

@@ -58,12 +58,18 @@ struct RoomCommandTests {
         let host = try Spawned(hosts.exec(a, Self.peermesh(["host", "lobby", "--json"], name: "alice", type: type, directory: dir)))
         #expect(await host.line(within: 10, containing: "\"event\":\"advertised\"") != nil, "\(host.output)")
         let browse = try await run(hosts.exec(b, Self.peermesh(["browse", "--json", "--timeout", "3"], name: "carol", type: type, directory: dir)))
-        let objects = browse.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
-        #expect(objects.contains { $0["event"] == "room" && $0["room"] == "lobby" && $0["peer"] == "alice" }, "\(browse.output)")
+        let objects = Self.jsonObjects(browse.output)
+        let alice = objects.first { $0["event"] as? String == "member" && $0["peer"] as? String == "alice" }
+        #expect(objects.contains { $0["event"] as? String == "room" && $0["room"] as? String == "lobby" && $0["host"] as? String == "alice"
+            && $0["host_id"] as? String == alice?["peer_id"] as? String && $0["join"] as? String == "lobby" }, "\(browse.output)")
+        #expect(alice?["room"] as? String == "lobby", "\(browse.output)")
+        // Counts are JSON numbers.
+        #expect(objects.contains { $0["event"] as? String == "summary" && $0["rooms"] as? Int == 1 && $0["members"] as? Int == 1 }, "\(browse.output)")
         let send = try await run(hosts.exec(b, Self.peermesh(["send", "--room", "lobby", "--message", "m", "--json"], name: "bob", type: type, directory: dir)))
         #expect(send.status == 0)
         let lines = send.output.split(separator: "\n").filter { $0.hasPrefix("{") }
         #expect(!lines.isEmpty && lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil }, "\(send.output)")
+        #expect(Self.jsonObjects(send.output).contains { $0["event"] as? String == "delivered" && $0["to"] as? Int == 1 }, "\(send.output)")
         #expect(await host.line(within: 5, containing: "\"event\":\"message\"", "\"text\":\"m\"") != nil)
         host.stop()
         await hosts.downAll()
@@ -78,11 +84,10 @@ struct RoomCommandTests {
         let first = try Spawned(hosts.exec(a, [Self.bin, "host", "red", "--name", "alice", "--identity", dir.appendingPathComponent("a1.pem").path, "--service-type", type]))
         #expect(await first.line(within: 10, containing: "is visible as \"alice\"") != nil)
         let second = try Spawned(hosts.exec(b, [Self.bin, "host", "blue", "--name", "alice", "--identity", dir.appendingPathComponent("a2.pem").path, "--service-type", type]))
-        #expect(await second.line(within: 10, containing: "now visible as \"alice #2\"") != nil, "\(second.output)")
+        #expect(await second.line(within: 10, containing: "now visible as \"alice #2\"") != nil, "\(second.output)\n\(first.output)")
         let browse = try await run(hosts.exec(a, Self.peermesh(["browse", "--json", "--timeout", "4"], name: "carol", type: type, directory: dir)))
-        let alices = browse.output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
-            .filter { $0["event"] == "room" && $0["peer"] == "alice" }
-        #expect(Set(alices.compactMap { $0["peer_id"] }).count == 2, "\(browse.output)")
+        let alices = Self.jsonObjects(browse.output).filter { $0["event"] as? String == "member" && $0["peer"] as? String == "alice" }
+        #expect(Set(alices.compactMap { $0["peer_id"] as? String }).count == 2, "\(browse.output)")
         for room in ["red", "blue"] {
             let send = try await run(hosts.exec(a, Self.peermesh(["send", "--room", room, "--message", "hi \(room)"], name: "carol", type: type, directory: dir)))
             #expect(send.status == 0, "\(room): \(send.output)")
@@ -208,6 +213,11 @@ struct RoomCommandTests {
 }
 
 extension RoomCommandTests {
+    /// The JSON objects among `output`'s lines.
+    static func jsonObjects(_ output: String) -> [[String: Any]] {
+        output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
     /// One room test's scratch directory (identities, downloads) and private service type, and `peermesh` command
     /// lines that use both.
     struct Fixture {

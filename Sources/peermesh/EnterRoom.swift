@@ -1,0 +1,61 @@
+import Foundation
+import PeerMesh
+
+/// How long `join` and `send` keep looking after the first room that matches, in case another room has the same
+/// name: one mDNS answer round and its resolution, on a quiet network well under a second.
+let twinSettleTime: Duration = .seconds(1)
+
+/// Finds the room `selector` names and joins it through one of its members (its host first, unless `through` names
+/// a member). Exit codes: 4 when no such room is found, 6 when several rooms match (they are listed, with what to
+/// type to pick one; `example` is the command to show), 5 when nobody in it lets us in.
+///
+/// `answerTimeout` is how long the member we invite has to answer (a person may have to); nil uses what is left
+/// of `timeout`.
+func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, through member: String?, timeout: Double,
+               answerTimeout: Double?, example: String, output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
+    let search = try RoomSearch(session: session, serviceType: serviceType)
+    try await search.start()
+    defer { search.browser.stop() }
+    let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+    let directory = await search.run(until: deadline) { _, change in
+        guard case .room(let room) = change, selector.matches(room) else { return .keepLooking }
+        return .stopBy(min(ContinuousClock.now + twinSettleTime, deadline))
+    }
+    let rooms = directory.rooms(matching: selector)
+    guard rooms.count <= 1 else { throw ambiguous(selector, rooms, example: example) }
+    guard let room = rooms.first else {
+        throw CLIError("No room \"\(selector)\" found within \(Int(timeout)) s; `peermesh browse` lists the rooms visible from here.", exitCode: 4)
+    }
+    let members = directory.members(of: room).filter { member == nil || $0.displayName == member }
+    guard !members.isEmpty else {
+        throw CLIError("Nobody called \(member ?? "") is in \(room.label); `peermesh browse` lists its members.", exitCode: 4)
+    }
+    var lastError: PeerMeshError?
+    for peer in members {
+        let answer = answerTimeout.map { Duration.milliseconds(Int64($0 * 1000)) } ?? max(deadline - ContinuousClock.now, .seconds(1))
+        let waiting = InvitationWait.show(peer, answerWithin: answer, output: output)
+        let outcome = await attempt { () async throws(PeerMeshError) in
+            try await search.browser.invite(peer, context: Data(room.name.utf8), timeout: answer)
+        }
+        await waiting.end()
+        switch outcome {
+        case .success(let member):
+            return (room, member)
+        case .failure(let error):
+            lastError = error
+            let why = UserWords.explain(error)
+            output.event("join-failed", RoomOutput.fields(peer).merging(["message": .string(why), "code": .string(error.code.name)]) { $1 },
+                         human: "could not join through \(peer.displayName): \(why)")
+            // A member that declines speaks for the room; other failures may be one bad path.
+            if error.code == .invitationDeclined { throw CLIError("The room's host declined to let you in.", exitCode: 5) }
+        }
+    }
+    throw CLIError("Could not join \"\(room.name)\": \(lastError.map { UserWords.explain($0) } ?? "nobody answered.")", exitCode: 5)
+}
+
+/// Several rooms share the name: list them with what to type for each.
+private func ambiguous(_ selector: RoomSelector, _ rooms: [RoomIdentity], example: String) -> CLIError {
+    let listed = rooms.map { "\($0.label) (key \($0.hostFingerprint))" }.joined(separator: ", ")
+    let pick = KnownPeersHelp.shellWord(rooms[0].label)
+    return CLIError("\(rooms.count) rooms are called \"\(selector.roomName)\": \(listed). Say which one, e.g. `\(example) \(pick)`.", exitCode: 6)
+}

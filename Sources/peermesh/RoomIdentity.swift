@@ -1,0 +1,98 @@
+import Foundation
+import PeerMesh
+
+/// A room is its name plus its host's key: two rooms called "lobby" hosted by different people are two rooms, and
+/// "Lobby" and "lobby" are one name.
+///
+/// Every member advertises the room it is in (DNS-SD TXT, as app discovery info): `room` (the name), `room-host`
+/// (the host's key ID, 64 lowercase hex digits) and `room-host-name` (the host's display name). A joiner takes the
+/// room's identity from the member it joined through and advertises it in turn. Discovery is not authenticated: the
+/// TXT entries say which room a member *claims* to be in; the verification codes are what proves who is who.
+struct RoomIdentity: Hashable, Sendable {
+    /// The room's name as its host typed it.
+    let name: String
+    /// The host's key ID (64 lowercase hex digits).
+    let hostID: String
+    /// The host's display name.
+    let hostName: String
+
+    /// TXT keys (app discovery info; see docs/wire-protocol.md §1a).
+    static let nameKey = "room", hostKey = "room-host", hostNameKey = "room-host-name"
+
+    /// The room `host` hosts under `name`.
+    init(name: String, host: PeerID) {
+        self.init(name: name, hostID: host.id, hostName: host.displayName)
+    }
+
+    init(name: String, hostID: String, hostName: String) {
+        self.name = name
+        self.hostID = hostID
+        self.hostName = hostName
+    }
+
+    /// The room `member` advertises, or nil when it advertises none. A missing or malformed host key (an older
+    /// peermesh, or a hostile record) makes `member` its own room's host; a host name that is not a valid display
+    /// name is replaced by a short form of the key, so nothing unchecked names a room.
+    init?(discoveryInfo info: [String: String], member: PeerID) {
+        guard let name = info[Self.nameKey], (try? RoomKeys.validate(name)) != nil else { return nil }
+        guard let hostID = info[Self.hostKey], PeerAdvertisement.isValidPeerKey(hostID), hostID != member.id else {
+            self.init(name: name, host: member)
+            return
+        }
+        let hostName = info[Self.hostNameKey].flatMap { PeerID(id: hostID, displayName: $0)?.displayName }
+        self.init(name: name, hostID: hostID, hostName: hostName ?? String(hostID.prefix(8)))
+    }
+
+    /// What a member of this room advertises.
+    var discoveryInfo: [String: String] {
+        [Self.nameKey: name, Self.hostKey: hostID, Self.hostNameKey: hostName]
+    }
+
+    /// Equal names ignoring case (and width/diacritic-free forms stay distinct: only case folds).
+    static func sameName(_ a: String, _ b: String) -> Bool { a.lowercased() == b.lowercased() }
+
+    /// Two identities are one room when the names agree ignoring case and the host key is the same.
+    static func == (lhs: RoomIdentity, rhs: RoomIdentity) -> Bool { sameName(lhs.name, rhs.name) && lhs.hostID == rhs.hostID }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(name.lowercased())
+        hasher.combine(hostID)
+    }
+
+    /// The host's short key fingerprint, as `peermesh identity` and `/peers` show keys.
+    var hostFingerprint: String { PeerID(id: hostID, displayName: hostName)?.fingerprint ?? String(hostID.prefix(16)) }
+
+    /// `lobby@alice`: what a person types to pick this room.
+    var label: String { "\(name)@\(hostName)" }
+
+    /// The JSON fields that name the room.
+    var fields: [String: JSONField] {
+        ["room": .string(name), "host": .string(hostName), "host_id": .string(hostID), "host_fingerprint": .string(hostFingerprint)]
+    }
+}
+
+/// What a person typed to name a room: `lobby`, `lobby@alice` (host's display name) or `lobby@3f2a-91` (a prefix of
+/// the host's key fingerprint, at least 4 hex digits).
+struct RoomSelector: Sendable, CustomStringConvertible {
+    /// The text as typed.
+    let text: String
+
+    init(_ text: String) { self.text = text }
+
+    /// Whether `room` is meant. The whole text naming the room wins, so a room whose name contains `@` can still be
+    /// picked by its name alone.
+    func matches(_ room: RoomIdentity) -> Bool {
+        if RoomIdentity.sameName(room.name, text) { return true }
+        guard let at = text.lastIndex(of: "@") else { return false }
+        let name = String(text[..<at]), host = String(text[text.index(after: at)...])
+        guard RoomIdentity.sameName(room.name, name), !host.isEmpty else { return false }
+        if room.hostName == host { return true }
+        let hex = host.lowercased().filter { $0 != "-" && $0 != ":" }
+        return hex.count >= 4 && hex.allSatisfy(\.isHexDigit) && room.hostID.hasPrefix(hex)
+    }
+
+    /// The room name part (all of it when there is no `@`), for messages.
+    var roomName: String { text.lastIndex(of: "@").map { String(text[..<$0]) } ?? text }
+
+    var description: String { text }
+}

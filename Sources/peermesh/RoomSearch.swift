@@ -1,0 +1,69 @@
+import Foundation
+import PeerMesh
+
+/// Browses the network for rooms, feeding a `RoomDirectory` and letting the caller decide, change by change, when
+/// it has seen enough. The deadline always ends the search; a caller can also end it early, or at a time of its own
+/// choosing (join waits a moment after the first match, in case a second room has the same name).
+final class RoomSearch: Sendable {
+    /// What the caller wants after each change.
+    enum Verdict: Sendable {
+        /// Keep looking until the deadline.
+        case keepLooking
+        /// Stop now.
+        case stop
+        /// Stop at this time (or the deadline, whichever comes first); the first such answer counts.
+        case stopBy(ContinuousClock.Instant)
+    }
+
+    /// The browser, kept running after the search so found members can be invited.
+    let browser: Browser
+
+    init(session: Session, serviceType: String) throws(PeerMeshError) {
+        browser = try Browser(session: session, serviceType: serviceType)
+    }
+
+    /// Starts browsing; avahi-daemon trouble becomes a one-line error.
+    func start() async throws(CLIError) {
+        if case .failure(let error) = await attempt({ () async throws(PeerMeshError) in try await browser.start() }) {
+            throw CLIError(UserWords.explain(error))
+        }
+    }
+
+    /// Collects rooms until `deadline` or the caller's verdict; returns what was found. Call once: the browser's
+    /// events have one reader.
+    func run(until deadline: ContinuousClock.Instant,
+             _ decide: (RoomDirectory, RoomDirectory.Change) -> Verdict) async -> RoomDirectory {
+        enum Input: Sendable { case browser(BrowserEvent), timeUp }
+        let (inputs, sink) = AsyncStream.makeStream(of: Input.self)
+        let events = browser.events
+        let forward = Task { for await event in events { sink.yield(.browser(event)) } }
+        var timers = [Task { try? await Task.sleep(until: deadline); sink.yield(.timeUp) }]
+        var directory = RoomDirectory()
+        var early: ContinuousClock.Instant?
+        search: for await input in inputs {
+            switch input {
+            case .timeUp:
+                break search
+            case .browser(.lost(let peer)):
+                directory.lost(peer)
+            case .browser(.found(let peer, let info)):
+                for change in directory.found(peer, discoveryInfo: info) {
+                    switch decide(directory, change) {
+                    case .keepLooking: continue
+                    case .stop: break search
+                    case .stopBy(let time):
+                        guard early == nil else { continue }
+                        early = time
+                        timers.append(Task { try? await Task.sleep(until: time); sink.yield(.timeUp) })
+                    }
+                }
+            case .browser:
+                continue
+            }
+        }
+        forward.cancel()
+        timers.forEach { $0.cancel() }
+        sink.finish()
+        return directory
+    }
+}

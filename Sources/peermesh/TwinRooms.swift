@@ -1,0 +1,25 @@
+import PeerMesh
+
+/// A host's watch for another room of the same name nearby: joiners would then have to say which one they mean
+/// (`lobby@alice`), so the host is told at once, and told what its own room is called now.
+enum TwinRooms {
+    /// Browses until cancelled; warns once per other room that has `ours`' name (ignoring case).
+    static func watch(for ours: RoomIdentity, session: Session, serviceType: String, output: RoomOutput) async {
+        guard let search = try? RoomSearch(session: session, serviceType: serviceType), (try? await search.start()) != nil else { return }
+        defer { search.browser.stop() }
+        _ = await search.run(until: .now + .seconds(365 * 24 * 3600)) { _, change in
+            guard case .room(let other) = change, let line = warning(about: other, ours: ours) else { return .keepLooking }
+            output.event("twin-room", other.fields.merging(["yours": .string(ours.label)]) { $1 }, human: line)
+            return .keepLooking
+        }
+    }
+
+    /// The warning when `other` is a different room with our name; nil otherwise.
+    static func warning(about other: RoomIdentity, ours: RoomIdentity) -> TerminalLine? {
+        guard RoomIdentity.sameName(other.name, ours.name), other.hostID != ours.hostID else { return nil }
+        return """
+            another room called "\(other.name)" is hosted nearby by \(other.hostName) (key \(other.hostFingerprint)); people \
+            joining must now say which: yours is \(ours.label), theirs \(other.label)
+            """
+    }
+}
