@@ -13,6 +13,9 @@ let twinSettleTime: Duration = .seconds(1)
 /// of `timeout`.
 func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, through member: String?, timeout: Double,
                answerTimeout: Double?, example: String, output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
+    if let (room, code) = selector.connectionCode {
+        return try await enterDirectly(room: room, code: code, session: session, answerWithin: answerTimeout ?? timeout, output: output)
+    }
     let search = try RoomSearch(session: session, serviceType: serviceType)
     try await search.start()
     defer { search.browser.stop() }
@@ -51,6 +54,31 @@ func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, 
         }
     }
     throw CLIError("Could not join \"\(room.name)\": \(lastError.map { UserWords.explain($0) } ?? "nobody answered.")", exitCode: 5)
+}
+
+/// Joins through the host's connection code, without discovery (multicast blocked, another subnet). With no room
+/// name given, the invitation names none and the host admits it into the room it hosts; we then know the room only
+/// by its host and do not advertise it.
+private func enterDirectly(room: String?, code: String, session: Session, answerWithin seconds: Double,
+                           output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
+    let data: ConnectionData
+    do { data = try ConnectionData(encoded: code) } catch {
+        throw CLIError("That connection code is damaged or incomplete: copy all of it, from pm1. to its end.", exitCode: 2)
+    }
+    let answer = Duration.milliseconds(Int64(seconds * 1000))
+    let waiting = InvitationWait.show(data.peerID, answerWithin: answer, output: output)
+    let outcome = await attempt { () async throws(PeerMeshError) in
+        try await session.connect(using: data, context: Data((room ?? "").utf8), timeout: answer)
+    }
+    await waiting.end()
+    switch outcome {
+    case .success(let host):
+        return (RoomIdentity(name: room ?? "", host: host), host)
+    case .failure(let error) where error.code == .invitationDeclined:
+        throw CLIError("The room's host declined to let you in.", exitCode: 5)
+    case .failure(let error):
+        throw CLIError("Could not join through \(data.peerID.displayName)'s connection code: \(UserWords.explain(error))", exitCode: 5)
+    }
 }
 
 /// Several rooms share the name: list them with what to type for each.
