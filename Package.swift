@@ -63,6 +63,12 @@ let package = Package(
             path: "Examples/MCChat",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // libqrencode, to show a room's connection code as a QR code in the terminal.
+        .systemLibrary(
+            name: "CQRencode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]
+        ),
         // fopencookie (a GNU extension) so the CLI can route what C libraries print on stderr.
         .target(name: "CStderrFilter"),
         .executableTarget(
@@ -70,6 +76,7 @@ let package = Package(
             dependencies: [
                 "PeerMesh",
                 "CStderrFilter",
+                "CQRencode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

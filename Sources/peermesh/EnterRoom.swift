@@ -13,6 +13,9 @@ let twinSettleTime: Duration = .seconds(1)
 /// of `timeout`.
 func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, through member: String?, timeout: Double,
                answerTimeout: Double?, example: String, output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
+    if let (room, code) = selector.connectionCode {
+        return try await enterDirectly(room: room, code: code, session: session, answerWithin: answerTimeout ?? timeout, output: output)
+    }
     let search = try RoomSearch(session: session, serviceType: serviceType)
     try await search.start()
     defer { search.browser.stop() }
@@ -33,12 +36,9 @@ func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, 
     var lastError: PeerMeshError?
     for peer in members {
         let answer = answerTimeout.map { Duration.milliseconds(Int64($0 * 1000)) } ?? max(deadline - ContinuousClock.now, .seconds(1))
-        let waiting = InvitationWait.show(peer, answerWithin: answer, output: output)
-        let outcome = await attempt { () async throws(PeerMeshError) in
+        switch await askToJoin(peer, answerWithin: answer, output: output, { () async throws(PeerMeshError) in
             try await search.browser.invite(peer, context: Data(room.name.utf8), timeout: answer)
-        }
-        await waiting.end()
-        switch outcome {
+        }) {
         case .success(let member):
             return (room, member)
         case .failure(let error):
@@ -46,12 +46,46 @@ func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, 
             let why = UserWords.explain(error)
             output.event("join-failed", RoomOutput.fields(peer).merging(["message": .string(why), "code": .string(error.code.name)]) { $1 },
                          human: "could not join through \(peer.displayName): \(why)")
-            // A member that declines speaks for the room; other failures may be one bad path.
-            if error.code == .invitationDeclined { throw CLIError("The room's host declined to let you in.", exitCode: 5) }
+            // Other failures may be one bad path: try the next member.
+            if error.code == .invitationDeclined { throw declined }
         }
     }
     throw CLIError("Could not join \"\(room.name)\": \(lastError.map { UserWords.explain($0) } ?? "nobody answered.")", exitCode: 5)
 }
+
+/// Joins through the host's connection code, without discovery (multicast blocked, another subnet). With no room
+/// name given, the invitation names none and the host admits it into the room it hosts; we then know the room only
+/// by its host and do not advertise it.
+private func enterDirectly(room: String?, code: String, session: Session, answerWithin seconds: Double,
+                           output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
+    let data: ConnectionData
+    do { data = try ConnectionData(encoded: code) } catch {
+        throw CLIError("That connection code is damaged or incomplete: copy all of it, from pm1. to its end.", exitCode: 2)
+    }
+    let answer = Duration.milliseconds(Int64(seconds * 1000))
+    switch await askToJoin(data.peerID, answerWithin: answer, output: output, { () async throws(PeerMeshError) in
+        try await session.connect(using: data, context: Data((room ?? "").utf8), timeout: answer)
+    }) {
+    case .success(let host):
+        return (RoomIdentity(name: room ?? "", host: host), host)
+    case .failure(let error) where error.code == .invitationDeclined:
+        throw declined
+    case .failure(let error):
+        throw CLIError("Could not join through \(data.peerID.displayName)'s connection code: \(UserWords.explain(error))", exitCode: 5)
+    }
+}
+
+/// Asks `peer` to let us in with `invite`, showing the wait for its answer meanwhile.
+private func askToJoin(_ peer: PeerID, answerWithin answer: Duration, output: RoomOutput,
+                       _ invite: () async throws(PeerMeshError) -> PeerID) async -> Result<PeerID, PeerMeshError> {
+    let waiting = InvitationWait.show(peer, answerWithin: answer, output: output)
+    let outcome = await attempt(invite)
+    await waiting.end()
+    return outcome
+}
+
+/// A member that declines speaks for the room.
+private let declined = CLIError("The room's host declined to let you in.", exitCode: 5)
 
 /// Several rooms share the name: list them with what to type for each.
 private func ambiguous(_ selector: RoomSelector, _ rooms: [RoomIdentity], example: String) -> CLIError {

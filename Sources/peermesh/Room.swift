@@ -100,7 +100,8 @@ final class Room: Sendable {
 
     /// Publishes the room we entered, so others can join through us; avahi-daemon trouble becomes a one-line error.
     func advertise() async throws {
-        guard let identity else { return }
+        // A room entered by connection code alone has no name we could advertise.
+        guard let identity, !identity.name.isEmpty else { return }
         let advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: identity.discoveryInfo)
         state.withLockedValue { $0.advertiser = advertiser }
         do { try await advertiser.start() } catch { throw CLIError(UserWords.explain(error)) }

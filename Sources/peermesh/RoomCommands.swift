@@ -18,6 +18,9 @@ struct HostCommand: AsyncParsableCommand {
     @Option(help: AcceptPolicy.help)
     var accept: AcceptPolicy = .all
 
+    @Flag(help: "Also show the command that joins without discovery as a QR code (for a phone's camera, or across the room).")
+    var qr = false
+
     func run() async throws {
         try await runRoom {
             let name = try RoomKeys.validate(room)
@@ -29,6 +32,7 @@ struct HostCommand: AsyncParsableCommand {
                 event: "hosting", fields: identity.fields.merging(RoomOutput.fields(me)) { $1 },
                 human: "hosting \"\(name)\" as \(me) — type to chat, /peers, /quit"
             )) {
+                await JoinCode.announce(for: identity, session: room.session, qr: qr, output: room.output)
                 let twins = Task { await TwinRooms.watch(for: identity, session: room.session, serviceType: options.serviceType, output: room.output) }
                 return [twins]
             }
@@ -44,8 +48,12 @@ struct JoinCommand: AsyncParsableCommand {
     )
 
     @Argument(help: ArgumentHelp(
-        "The room: its name, or NAME@HOST when several rooms share the name.",
-        discussion: "HOST is the host's display name or the start of its key fingerprint (4 hex digits or more), as `peermesh browse` shows them."
+        "The room: its name, NAME@HOST when several rooms share the name, or NAME@CODE.",
+        discussion: """
+            HOST is the host's display name or the start of its key fingerprint (4 hex digits or more), as `peermesh browse` \
+            shows them. CODE is the host's connection code (pm1.…, printed by `peermesh host`): it joins directly, without \
+            discovery, e.g. when multicast does not reach the host.
+            """
     ))
     var room: String
 
@@ -73,8 +81,9 @@ struct JoinCommand: AsyncParsableCommand {
             room.entered(identity)
             try await stay(in: room, announcing: Announcement(
                 event: "joined-room", fields: identity.fields.merging(RoomOutput.fields(member)) { $1 },
-                human: "joined \"\(identity.name)\" through \(member) — type to chat, /peers, /quit"
-            ))
+                human: identity.name.isEmpty ? "joined \(member)'s room — type to chat, /peers, /quit"
+                                             : "joined \"\(identity.name)\" through \(member) — type to chat, /peers, /quit"
+            ), mustAdvertise: false)
         }
     }
 }
@@ -157,14 +166,23 @@ func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, accept: Acc
 
 /// Advertises the room so others can join through us, announces it, warns about a download folder that cannot be
 /// used, starts the `alongside` tasks (stopped when we leave), and stays until the person leaves.
-func stay(in room: Room, announcing announcement: Announcement, alongside: () -> [Task<Void, Never>] = { [] }) async throws {
-    try await room.advertise()
+///
+/// A host without discovery has no room to offer and stops; a joiner (`mustAdvertise` false) is in the room already
+/// — perhaps by connection code, because discovery is down where it is — and stays, saying others cannot find the
+/// room through it.
+func stay(in room: Room, announcing announcement: Announcement, mustAdvertise: Bool = true,
+          alongside: () async -> [Task<Void, Never>] = { [] }) async throws {
+    do {
+        try await room.advertise()
+    } catch let error as CLIError where !mustAdvertise {
+        room.output.error("Others cannot find the room through you: \(error.description)")
+    }
     room.output.event(announcement.event, announcement.fields, human: announcement.human)
     // Said at the start, not when a file arrives: the library refuses such a file before it is announced.
     if let problem = UserWords.unusableFolder(room.session.configuration.receivingDirectory) {
         room.output.error("Files others send you will fail: \(problem)")
     }
-    let tasks = alongside()
+    let tasks = await alongside()
     await room.runInteractive()
     tasks.forEach { $0.cancel() }
 }

@@ -71,8 +71,8 @@ struct RoomIdentity: Hashable, Sendable {
     }
 }
 
-/// What a person typed to name a room: `lobby`, `lobby@alice` (host's display name) or `lobby@3f2a-91` (a prefix of
-/// the host's key fingerprint, at least 4 hex digits).
+/// What a person typed to name a room: `lobby`, `lobby@alice` (host's display name), `lobby@3f2a-91` (a prefix of
+/// the host's key fingerprint, at least 4 hex digits), or `lobby@pm1.…` / `pm1.…` (the host's connection code).
 struct RoomSelector: Sendable, CustomStringConvertible {
     /// The text as typed.
     let text: String
@@ -93,6 +93,14 @@ struct RoomSelector: Sendable, CustomStringConvertible {
 
     /// The room name part (all of it when there is no `@`), for messages.
     var roomName: String { text.lastIndex(of: "@").map { String(text[..<$0]) } ?? text }
+
+    /// A host's connection code instead of a host, for networks where discovery does not reach: `lobby@pm1.…` as
+    /// `host` prints it, or the bare `pm1.…` (room name then unknown until someone says it).
+    var connectionCode: (room: String?, code: String)? {
+        if text.hasPrefix(ConnectionData.prefix) { return (nil, text) }
+        guard let at = text.lastIndex(of: "@"), text[text.index(after: at)...].hasPrefix(ConnectionData.prefix) else { return nil }
+        return (String(text[..<at]), String(text[text.index(after: at)...]))
+    }
 
     var description: String { text }
 }

@@ -21,10 +21,8 @@ struct RoomMessage: Codable, Sendable {
     }
 }
 
-/// Room names travel in the discovery info under this key.
+/// The rule for room names (they travel in the discovery info: `RoomIdentity`).
 enum RoomKeys {
-    static let room = "room"
-
     static func validate(_ room: String) throws -> String {
         let count = room.utf8.count
         guard count >= 1, count <= 63 else {

@@ -87,7 +87,7 @@ struct HostileRoomTests {
         let host = try Spawned(room.peermesh(["host", "lobby", "--accept", "ask"], "hostb"), input: true)
         defer { host.stop() }
         #expect(await host.line(within: 10, containing: "is visible") != nil, "\(host.output)")
-        let late = try Spawned(room.peermesh(["join", "lobby", "--timeout", "3"], "late"))
+        let late = try Spawned(room.peermesh(["join", "lobby", "--answer-timeout", "3"], "late"))
         defer { late.stop() }
         #expect(await host.line(within: 10, containing: "#1 late wants to join") != nil, "\(host.output)")
         #expect(await host.line(within: 10, containing: "request #1 from late (", "expired before it was answered") != nil, "\(host.output)")
