@@ -34,7 +34,7 @@ struct BenchCommand: AsyncParsableCommand {
         var readyFile: String
 
         @Option(help: "Encryption: required, optional or none.")
-        var encryption: Encryption = .required
+        var encryption: EncryptionPreference = .required
 
         @Option(help: "Address to listen on (default 127.0.0.1). Repeat it for several: the session then listens on every address of the host and its connection code lists only these, in this order.")
         var listen: [String] = []
@@ -64,7 +64,7 @@ struct BenchCommand: AsyncParsableCommand {
                 directLinks: directLinks,
                 receivingDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-\(getpid())"))
             defer { try? FileManager.default.removeItem(at: configuration.receivingDirectory) }
-            let session = try Session(identity: try Identity.generate(displayName: "bench-server"), encryption: encryption.preference, configuration: configuration)
+            let session = try Session(identity: try Identity.generate(displayName: "bench-server"), encryption: encryption, configuration: configuration)
             let counters = report ? BenchSignal(SIGUSR1) : nil
             if let counters {
                 Task {
@@ -175,7 +175,7 @@ struct BenchCommand: AsyncParsableCommand {
         var count: Int = 1000
 
         @Option(help: "Encryption: required, optional or none.")
-        var encryption: Encryption = .required
+        var encryption: EncryptionPreference = .required
 
         @Option(help: "Bytes in the file of the file and latency-under-load scenarios.")
         var fileSize: Int = 1 << 30
@@ -239,7 +239,7 @@ struct BenchCommand: AsyncParsableCommand {
         private func session(_ identity: Identity) throws -> Session {
             var configuration = Session.Configuration()
             configuration.listenHost = "127.0.0.1"
-            return try Session(identity: identity, encryption: encryption.preference, configuration: configuration)
+            return try Session(identity: identity, encryption: encryption, configuration: configuration)
         }
 
         /// Joins the session of the member in `data`, waits until the member whose ready file is `--to` is in the

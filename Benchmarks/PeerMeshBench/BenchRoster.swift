@@ -13,7 +13,7 @@ import PeerMesh
 struct RosterBench {
     let members: Int
     let directLinks: Bool
-    let encryption: Encryption
+    let encryption: EncryptionPreference
     let messageSize: Int
 
     func run() async throws -> [String: Double] {
@@ -25,7 +25,7 @@ struct RosterBench {
 
         let configuration = BenchProcess.memberConfiguration(listenHost: "127.0.0.1", directLinks: directLinks,
                                                              receivingDirectory: dir.appendingPathComponent("received"))
-        let session = try Session(identity: try Identity.generate(displayName: "member-0"), encryption: encryption.preference,
+        let session = try Session(identity: try Identity.generate(displayName: "member-0"), encryption: encryption,
                                   configuration: configuration)
         let own = MemberLog(full: members - 1)
         let events = Task {

@@ -2,16 +2,11 @@ import ArgumentParser
 import Foundation
 import PeerMesh
 
-/// The `--encryption` values.
-enum Encryption: String, ExpressibleByArgument, CaseIterable {
-    case required, optional, none
-
-    var preference: EncryptionPreference {
-        switch self {
-        case .required: .required
-        case .optional: .optional
-        case .none: .none
-        }
+/// `--encryption required|optional|none`, spelled as the preference describes itself.
+extension EncryptionPreference: @retroactive ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let value = Self.allCases.first(where: { $0.description == argument }) else { return nil }
+        self = value
     }
 }
 
