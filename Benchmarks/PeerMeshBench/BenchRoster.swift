@@ -46,7 +46,7 @@ struct RosterBench {
             for index in 1..<members {
                 try children.spawn([
                     BenchProcess.executable, "serve", "--ready-file", readyFiles[index],
-                    "--encryption", encryption.rawValue, "--listen", "127.0.0.1", "--join", readyFiles[index - 1],
+                    "--encryption", encryption.description, "--listen", "127.0.0.1", "--join", readyFiles[index - 1],
                     "--join-on-signal", "--report", directLinks ? "--direct-links" : "--no-direct-links",
                     "--parent-pid", "\(getpid())",
                 ])

@@ -3,7 +3,7 @@ import Foundation
 import PeerMesh
 
 /// `--encryption required|optional|none`, spelled as the preference describes itself.
-extension EncryptionPreference: @retroactive ExpressibleByArgument {
+extension EncryptionPreference: ExpressibleByArgument {
     public init?(argument: String) {
         guard let value = Self.allCases.first(where: { $0.description == argument }) else { return nil }
         self = value
