@@ -25,6 +25,14 @@ struct DialBudgetTests {
                     Self.endpoint([0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1])])
     }
 
+    @Test func theScopeComesFromWhereWeListenAndWhoWeTalkTo() {
+        let v6 = [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1]
+        let onLoopback = DialBudget.Scope(listening: [Self.endpoint([127, 0, 0, 1])], linkAddresses: [[127, 0, 0, 1]])
+        #expect(onLoopback == DialBudget.Scope(loopback: true, families: []))
+        let onALAN = DialBudget.Scope(listening: [Self.endpoint([10, 0, 0, 2]), Self.endpoint([127, 0, 0, 1])], linkAddresses: [v6])
+        #expect(onALAN == DialBudget.Scope(loopback: false, families: [4, 16]), "listening on loopback is not talking over it")
+    }
+
     @Test func attemptsArePacedAndBoundedInFlight() {
         var budget = DialBudget()
         var started = (0..<3).map { _ in budget.start(now: t0) }

@@ -12,7 +12,8 @@ extension SessionCore {
         guard sessionConfiguration.linksDirectlyWhenReachable, !isClosed else { return }
         let me = localIdentity.peerID.keyID
         let now = NIODeadline.now()
-        let scope = dialScope
+        let scope = DialBudget.Scope(listening: listeningEndpoints,
+                                     linkAddresses: memberLinks.values.compactMap { $0.remoteAddress?.addressBytes })
         for (key, peer) in announced.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) })
         where memberLinks[peer] == nil && !connecting.contains(peer) {
             guard memberLinks.count + 1 < sessionConfiguration.maximumPeers else { return }
@@ -37,25 +38,5 @@ extension SessionCore {
             directRetryTask = nil
             linkDirectlyWhereReachable()
         }
-    }
-
-    /// Which addresses are plausible for us to dial: loopback only when we already talk to peers over it, and the
-    /// families our links and listener use off loopback.
-    private var dialScope: DialBudget.Scope {
-        var loopback = false
-        var families = Set(listeningEndpoints.filter { !$0.isLoopback }.map(\.address.count))
-        for link in memberLinks.values {
-            guard let bytes = link.remoteAddress?.addressBytes else { continue }
-            let endpoint = try? ConnectionData.Endpoint(address: bytes, port: 1)
-            if endpoint?.isLoopback == true { loopback = true } else { families.insert(bytes.count) }
-        }
-        return DialBudget.Scope(loopback: loopback, families: families)
-    }
-}
-
-extension ConnectionData.Endpoint {
-    /// 127.0.0.0/8 or ::1.
-    fileprivate var isLoopback: Bool {
-        address.count == 4 ? address[0] == 127 : address == [UInt8](repeating: 0, count: 15) + [1]
     }
 }

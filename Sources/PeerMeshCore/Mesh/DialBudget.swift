@@ -40,6 +40,15 @@ public struct DialBudget: Sendable {
             self.loopback = loopback
             self.families = families
         }
+
+        /// The scope of a member that listens on `listening` and holds links with peers at `linkAddresses` (raw
+        /// IPv4 or IPv6 bytes): loopback when a link uses it, and the families in use off loopback.
+        public init(listening: [ConnectionData.Endpoint], linkAddresses: [[UInt8]]) {
+            let offLoopback = listening.map(\.address).filter { DialBudget.kind(of: $0) != .loopback }
+                + linkAddresses.filter { DialBudget.kind(of: $0) != .loopback }
+            self.init(loopback: linkAddresses.contains { DialBudget.kind(of: $0) == .loopback },
+                      families: Set(offLoopback.map(\.count)))
+        }
     }
 
     /// The bounds.
@@ -97,9 +106,9 @@ public struct DialBudget: Sendable {
         if backoff.count > 4096 { backoff = backoff.filter { $0.value.until > now } }
     }
 
-    private enum Kind { case unicast, loopback, never }
+    fileprivate enum Kind { case unicast, loopback, never }
 
-    private static func kind(of address: [UInt8]) -> Kind {
+    fileprivate static func kind(of address: [UInt8]) -> Kind {
         if address.count == 4 {
             switch address[0] {
             case 127: return .loopback

@@ -87,8 +87,6 @@ public struct MeshRoster: Sendable {
     private var routes: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
     /// Records dropped because their signature or form was bad.
     public private(set) var invalidRecords = 0
-    /// Records dropped because their member stayed unreachable for `recordLifetime`.
-    public private(set) var expiredRecords = 0
 
     /// Creates an empty roster; `initialVersion` should grow across restarts (e.g. wall-clock based) so that a
     /// restarted member's records supersede the ones it published before.
@@ -146,7 +144,6 @@ public struct MeshRoster: Sendable {
     public mutating func expire(now: NIODeadline) -> Int {
         let expired = entries.filter { $0.value.unreachableSince.map { now - $0 >= recordLifetime } ?? false }.keys
         for key in expired { entries[key] = nil }
-        expiredRecords += expired.count
         return expired.count
     }
 

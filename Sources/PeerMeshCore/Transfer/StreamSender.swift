@@ -35,9 +35,6 @@ public struct StreamSender<Token> {
     /// A stream whose open frame is on its way.
     public init() {}
 
-    /// Whether the reader accepted the stream.
-    public var isOpen: Bool { if case .open = state { true } else { false } }
-
     /// Whether the stream ended, or the app finished it (no more writes).
     public var isClosedForWriting: Bool {
         if case .ended = state { return true }
