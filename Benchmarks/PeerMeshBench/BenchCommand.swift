@@ -369,7 +369,7 @@ struct BenchCommand: AsyncParsableCommand {
             let elapsed = (ContinuousClock.now - start).seconds
             let (verdict, serverRSS) = await Self.report(&events)
             await client.disconnect()
-            guard verdict == "ok" else { throw ValidationError("the server reported \(verdict)") }
+            guard verdict == "ok" else { throw ValidationErrorText("the server reported \(verdict)") }
             return ["bytes": Double(size), "seconds": elapsed, "bits_per_second": Double(size) * 8 / elapsed,
                     "client_peak_rss_kb": BenchCommand.peakRSSKiB(), "server_peak_rss_kb": serverRSS]
         }

@@ -166,12 +166,6 @@ struct RosterBench {
     }
 }
 
-/// A failure with a message (ArgumentParser's `ValidationError` prints usage, which is not wanted here).
-struct ValidationErrorText: Error, CustomStringConvertible {
-    let description: String
-    init(_ text: String) { description = text }
-}
-
 /// What one member reported: roster changes, messages received, counters.
 struct MemberRecord: Sendable {
     var peers = 0

@@ -19,3 +19,9 @@ func printError(_ text: String) {
 func writeLine(_ text: String) {
     FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }
+
+/// A failure with a message (ArgumentParser's `ValidationError` prints usage, which is not wanted here).
+struct ValidationErrorText: Error, CustomStringConvertible {
+    let description: String
+    init(_ text: String) { description = text }
+}

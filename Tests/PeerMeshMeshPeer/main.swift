@@ -441,8 +441,7 @@ final class Peer: Sendable {
                 "counters": ["relayed": counters.relayed, "droppedForgeries": counters.droppedForgeries,
                              "droppedDuplicates": counters.droppedDuplicates, "droppedNoRoute": counters.droppedNoRoute,
                              "droppedHopLimit": counters.droppedHopLimit, "retransmitted": counters.retransmitted,
-                             "invalidRecords": counters.invalidRecords, "droppedUnadmitted": counters.droppedUnadmitted,
-                             "refusedMembers": counters.refusedMembers],
+                             "invalidRecords": counters.invalidRecords],
                 "received": ledgers.withLock { $0.mapValues(\.json) },
             ]
             if let tamperer { fields["tamper"] = tamperer.json }
@@ -565,6 +564,7 @@ final class Trap: Sendable {
                 return child.close()
             }
             .bind(host: host, port: 0).get()
-        return channel.localAddress?.port ?? 0
+        guard let port = channel.localAddress?.port else { throw Failure("trap: the listener has no port") }
+        return port
     }
 }

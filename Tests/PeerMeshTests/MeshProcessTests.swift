@@ -73,9 +73,10 @@ struct MeshProcessTests {
     }
 
     /// The line A–B–C: A hosts, B finds A and joins it (then advertises), C finds only B and joins through it.
-    /// Returns once A and C see each other as members. `relayArguments` go to B (e.g. `--tamper`).
+    /// Returns once A and C see each other as members, with A–B's subnet (A is .1 on it, B .2). `relayArguments` go
+    /// to B (e.g. `--tamper`).
     static func line(_ cluster: Cluster, relayArguments: [String] = [], encryption: String = "required") async throws
-        -> (alice: MeshPeerProcess, bob: MeshPeerProcess, carol: MeshPeerProcess) {
+        -> (alice: MeshPeerProcess, bob: MeshPeerProcess, carol: MeshPeerProcess, ab: String) {
         let hosts = cluster.hosts
         let a = try await hosts.up("pmpa"), b = try await hosts.up("pmpb"), c = try await hosts.up("pmpc")
         let ab = try await cluster.link(a, b)
@@ -97,7 +98,7 @@ struct MeshProcessTests {
         // A learns of C (and C of A) from the link state B floods: no invitation between them.
         #expect(await alice.sees("carol"), "\(alice.child.output)")
         #expect(await carol.sees("alice"), "\(carol.child.output)")
-        return (alice, bob, carol)
+        return (alice, bob, carol, ab)
     }
 
     /// Lower-case hex, as the peers print digests.
@@ -115,7 +116,7 @@ struct MeshProcessTests {
     /// A and C share no network; everything between them goes through B, checked at each receiver.
     @Test func aAndCExchangeMessagesAFileAndAStreamThroughB() async throws {
         try await Cluster.run { cluster in
-            let (alice, bob, carol) = try await Self.line(cluster)
+            let (alice, bob, carol, _) = try await Self.line(cluster)
             #expect(try await alice.route(to: "carol") == "via:bob")
             #expect(try await carol.route(to: "alice") == "via:bob")
             #expect(try await alice.route(to: "bob") == "direct")
@@ -172,7 +173,7 @@ struct MeshProcessTests {
     @Test(arguments: ["required", "none"])
     func aTamperingRelayGetsNothingForgedDelivered(encryption: String) async throws {
         try await Cluster.run { cluster in
-            let (alice, bob, carol) = try await Self.line(cluster, relayArguments: ["--tamper"], encryption: encryption)
+            let (alice, bob, carol, _) = try await Self.line(cluster, relayArguments: ["--tamper"], encryption: encryption)
             #expect(try await alice.route(to: "carol") == "via:bob")
             try await bob.command("tamper")
             let count = 200
