@@ -18,8 +18,8 @@ struct BrowseCommand: AsyncParsableCommand {
     func run() async throws {
         try await runRoom {
             let output = RoomOutput(json: options.json)
-            let room = try makeRoom(session, options, accept: .none)
-            let search = try RoomSearch(session: room.session, serviceType: options.serviceType)
+            let mesh = try makeSession(session, options)
+            let search = try RoomSearch(session: mesh, serviceType: options.serviceType)
             try await search.start()
             let found = await search.run(until: .now + .milliseconds(Int64(timeout * 1000))) { directory, change in
                 switch change {
@@ -37,7 +37,7 @@ struct BrowseCommand: AsyncParsableCommand {
             let rooms = found.rooms.count, members = found.memberCount
             output.event("summary", ["rooms": .int(rooms), "members": .int(members)],
                          human: "\(rooms) room(s), \(members) member(s) found")
-            await room.session.disconnect()
+            await mesh.disconnect()
         }
     }
 
@@ -49,7 +49,7 @@ struct BrowseCommand: AsyncParsableCommand {
         return "room \"\(room.name)\" hosted by \(room.hostName) (key \(room.hostFingerprint))\(twin) — peermesh join \(join)"
     }
 
-    /// `  lobby@alice: bob (4395-ce67-6224-7eaf)`, with the member's addresses under `--verbose`.
+    /// `  in lobby@alice: bob (4395-ce67-6224-7eaf)`, with the member's addresses under `--verbose`.
     static func memberLine(_ peer: PeerID, in room: RoomIdentity, addresses: [String]) -> TerminalLine {
         let verbose: TerminalLine = Diagnostics.isVerbose && !addresses.isEmpty ? " at \(addresses.joined(separator: " "))" : ""
         return "  in \(room.label): \(peer)\(verbose)"

@@ -13,6 +13,8 @@ let twinSettleTime: Duration = .seconds(1)
 /// of `timeout`.
 func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, through member: String?, timeout: Double,
                answerTimeout: Double?, example: String, output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
+    // A name no room can have is a typing error, said at once (a bare connection code names no room).
+    if let name = selector.connectionCode.map({ $0.room }) ?? selector.roomName { _ = try RoomKeys.validate(name) }
     if let (room, code) = selector.connectionCode {
         return try await enterDirectly(room: room, code: code, session: session, answerWithin: answerTimeout ?? timeout, output: output)
     }

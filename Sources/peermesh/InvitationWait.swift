@@ -11,15 +11,14 @@ struct InvitationWait: Sendable {
     private let task: Task<Void, Never>
 
     /// Starts showing the wait for `peer`'s answer, due within `answerWithin`.
-    static func show(_ peer: PeerID, answerWithin: Duration, output: RoomOutput,
-                     terminal: Bool = isatty(STDOUT_FILENO) == 1) -> InvitationWait {
+    static func show(_ peer: PeerID, answerWithin: Duration, output: RoomOutput) -> InvitationWait {
         let due = ContinuousClock.now + answerWithin
         return InvitationWait(task: Task {
             try? await Task.sleep(for: quietTime)
             guard !Task.isCancelled else { return }
             let seconds = secondsLeft(until: due)
             output.event("waiting", RoomOutput.fields(peer).merging(["seconds": .int(seconds)]) { $1 }, human: line(peer, seconds: seconds))
-            guard terminal, !output.json else { return }
+            guard isatty(STDOUT_FILENO) == 1, !output.json else { return }
             // The countdown rewrites the line just printed (one line up) once a second until the answer comes.
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))

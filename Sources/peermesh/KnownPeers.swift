@@ -1,4 +1,5 @@
 import Foundation
+import PeerMesh
 
 /// The contents of the `known_peers` file: the key each display name had when we first met it (trust on first use,
 /// like ssh's `known_hosts`).
@@ -76,8 +77,7 @@ struct KnownPeers: Equatable, Sendable {
     /// 64 lowercase hex digits; nil when it is not one.
     static func keyID(_ text: String) -> String? {
         let hex = text.lowercased().filter { $0 != "-" && $0 != ":" && $0 != " " }
-        guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else { return nil }
-        return hex
+        return PeerAdvertisement.isValidPeerKey(hex) ? hex : nil
     }
 
     /// Reads a quoted name from the start of `text`; returns it and what follows the closing quote.

@@ -22,11 +22,7 @@ struct TrustCommand: AsyncParsableCommand {
             guard let key = KnownPeers.keyID(keyID) else {
                 throw CLIError("\"\(keyID)\" is not a key ID: give all 64 hex digits (the short fingerprint is not enough to trust a key).", exitCode: 2)
             }
-            let file = KnownPeersFile.default
-            let previous = try file.update { known throws(CLIError) in
-                defer { known[name] = key }
-                return known[name]
-            }
+            let previous = try KnownPeersFile.default.set(name, to: key)
             let short = KnownPeersHelp.fingerprint(key)
             switch previous {
             case nil: writeLine("\(TerminalText.escaped(name)) is now known with key \(short)")
@@ -50,12 +46,9 @@ struct ForgetCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runRoom {
-            let previous = try KnownPeersFile.default.update { known throws(CLIError) in
-                defer { known[name] = nil }
-                return known[name]
-            }
-            guard let previous else {
-                throw CLIError("\(name) is not in \(KnownPeersFile.default.url.path); `peermesh known` lists the names it holds.")
+            let file = KnownPeersFile.default
+            guard let previous = try file.set(name, to: nil) else {
+                throw CLIError("\(name) is not in \(file.url.path); `peermesh known` lists the names it holds.")
             }
             writeLine("forgot \(TerminalText.escaped(name))'s key \(KnownPeersHelp.fingerprint(previous))")
         }

@@ -54,6 +54,14 @@ struct KnownPeersFile: Sendable {
         }
     }
 
+    /// Sets `name`'s key (nil: forgets the name) under the lock; returns the key it had.
+    func set(_ name: String, to keyID: String?) throws(CLIError) -> String? {
+        try update { known throws(CLIError) in
+            defer { known[name] = keyID }
+            return known[name]
+        }
+    }
+
     /// Runs `change` on the current entries under the lock and writes them back if it changed them.
     func update<T>(_ change: (inout KnownPeers) throws(CLIError) -> T) throws(CLIError) -> T {
         let directory = url.deletingLastPathComponent()

@@ -24,12 +24,14 @@ extension Room {
         }
     }
 
-    /// Whether a member others introduced (reached through relays) may join, under the `--accept` policy: `all` and
-    /// `none` admit it (`none` governs who joins through us, not who is in the room), `known` checks `known_peers`,
-    /// `ask` queues a numbered request and waits for the answer or the admission's deadline (then no).
+    /// Whether a member others introduced (reached through relays) may join, under the `--accept` policy: `known`
+    /// checks `known_peers`, `ask` queues a numbered request and waits for the answer or the admission's deadline
+    /// (then no). The room installs this handler only for those two: with any handler the library pairs end to end
+    /// before admitting, which `all` and `none` (who governs who joins through us, not who is in the room) do not
+    /// need.
     func admitMember(_ admission: MemberAdmission) async -> Bool {
         switch accept {
-        case .all, .none: return true
+        case .all, .none: return true   // not reached: no handler is installed for these
         case .known: return trust.admits(admission.peer)
         case .ask:
             let answer = PendingAnswer()

@@ -192,9 +192,10 @@ final class Room: Sendable {
     // MARK: Input
 
     /// Handles one typed line; returns false to leave.
-    private func handle(_ line: String) async -> Bool {
-        if handleAdmission(line.trimmingCharacters(in: .whitespaces)) { return true }
-        switch line.trimmingCharacters(in: .whitespaces) {
+    private func handle(_ typed: String) async -> Bool {
+        let line = typed.trimmingCharacters(in: .whitespaces)
+        if handleAdmission(line) { return true }
+        switch line {
         case "":
             return true
         case "/quit":
@@ -219,8 +220,9 @@ final class Room: Sendable {
                 return true
             }
             do {
-                try await session.send(RoomMessage.chat(line).encoded, to: members)
-                if output.json { output.event("sent", ["text": .string(line), "to": .int(members.count)], human: "") }
+                // The chat line as typed, its spaces included.
+                try await session.send(RoomMessage.chat(typed).encoded, to: members)
+                if output.json { output.event("sent", ["text": .string(typed), "to": .int(members.count)], human: "") }
             } catch {
                 output.error(UserWords.explain(error), code: error.code)
             }

@@ -48,7 +48,7 @@ struct JoinCommand: AsyncParsableCommand {
     )
 
     @Argument(help: ArgumentHelp(
-        "The room: its name, NAME@HOST when several rooms share the name, or NAME@CODE.",
+        "The room: its name, NAME@HOST when several rooms share the name, NAME@CODE, or CODE alone.",
         discussion: """
             HOST is the host's display name or the start of its key fingerprint (4 hex digits or more), as `peermesh browse` \
             shows them. CODE is the host's connection code (pm1.…, printed by `peermesh host`): it joins directly, without \
@@ -116,7 +116,6 @@ struct SendCommand: AsyncParsableCommand {
             if let file, !FileManager.default.isReadableFile(atPath: file) {
                 throw CLIError("Cannot read \(file): check the path and its permissions.", exitCode: 2)
             }
-            _ = try RoomKeys.validate(RoomSelector(room).roomName)
             let room = try makeRoom(session, options, accept: .none)
             let output = room.output, mesh = room.session
             let (identity, member) = try await enterRoom(RoomSelector(self.room), session: mesh, serviceType: options.serviceType,
@@ -156,12 +155,17 @@ struct Announcement {
 /// The session and the room for `host`, `join` or `send`, the admission policy in place before the first member can
 /// arrive.
 func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, accept: AcceptPolicy) throws -> Room {
+    try Room(session: makeSession(options, roomOptions), serviceType: roomOptions.serviceType, accept: accept,
+             output: RoomOutput(json: roomOptions.json))
+}
+
+/// The session the room options describe (`browse` needs only this).
+func makeSession(_ options: SessionOptions, _ roomOptions: RoomOptions) throws -> Session {
     var configuration = options.configuration()
     configuration.maximumPeers = roomOptions.maxPeers
     configuration.receivingDirectory = roomOptions.downloadsDirectory
     configuration.maximumIncomingResourceSize = roomOptions.maxFileSize.bytes
-    let session = try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
-    return try Room(session: session, serviceType: roomOptions.serviceType, accept: accept, output: RoomOutput(json: roomOptions.json))
+    return try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
 }
 
 /// Advertises the room so others can join through us, announces it, warns about a download folder that cannot be

@@ -60,7 +60,7 @@ struct RoomIdentity: Hashable, Sendable {
     }
 
     /// The host's short key fingerprint, as `peermesh identity` and `/peers` show keys.
-    var hostFingerprint: String { PeerID(id: hostID, displayName: hostName)?.fingerprint ?? String(hostID.prefix(16)) }
+    var hostFingerprint: String { KnownPeersHelp.fingerprint(hostID) }
 
     /// `lobby@alice`: what a person types to pick this room.
     var label: String { "\(name)@\(hostName)" }
@@ -95,7 +95,7 @@ struct RoomSelector: Sendable, CustomStringConvertible {
     var roomName: String { text.lastIndex(of: "@").map { String(text[..<$0]) } ?? text }
 
     /// A host's connection code instead of a host, for networks where discovery does not reach: `lobby@pm1.…` as
-    /// `host` prints it, or the bare `pm1.…` (room name then unknown until someone says it).
+    /// `host` prints it, or the bare `pm1.…` (room name then unknown).
     var connectionCode: (room: String?, code: String)? {
         if text.hasPrefix(ConnectionData.prefix) { return (nil, text) }
         guard let at = text.lastIndex(of: "@"), text[text.index(after: at)...].hasPrefix(ConnectionData.prefix) else { return nil }

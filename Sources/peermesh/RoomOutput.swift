@@ -39,8 +39,8 @@ struct RoomOutput: Sendable {
     }
 
     /// `line` as a human event line: `[HH:MM:SS] ` and the escaped text (rooms and `EventPrinter` alike).
-    static func stamped(_ line: TerminalLine, at time: Date = .now) -> String {
-        "[\(clock(time))] \(line.text)"
+    static func stamped(_ line: TerminalLine) -> String {
+        "[\(clock(.now))] \(line.text)"
     }
 
     /// `HH:MM:SS`, 24-hour, in `timeZone` (local time unless a test says otherwise).
@@ -59,7 +59,7 @@ struct RoomOutput: Sendable {
 
 /// One value of a `--json` event: text, a whole number or a yes/no, so that scripts read counts and sizes as JSON
 /// numbers, not as strings.
-enum JSONField: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByStringInterpolation, ExpressibleByIntegerLiteral {
+enum JSONField: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
     case string(String)
     case number(Int64)
     case bool(Bool)

@@ -2,15 +2,14 @@ import Foundation
 import PeerMesh
 
 /// Browses the network for rooms, feeding a `RoomDirectory` and letting the caller decide, change by change, when
-/// it has seen enough. The deadline always ends the search; a caller can also end it early, or at a time of its own
-/// choosing (join waits a moment after the first match, in case a second room has the same name).
+/// it has seen enough. A deadline ends the search (without one, only cancelling the task does); a caller can also
+/// end it at a time of its own choosing (join waits a moment after the first match, in case a second room has the
+/// same name).
 final class RoomSearch: Sendable {
     /// What the caller wants after each change.
     enum Verdict: Sendable {
         /// Keep looking until the deadline.
         case keepLooking
-        /// Stop now.
-        case stop
         /// Stop at this time (or the deadline, whichever comes first); the first such answer counts.
         case stopBy(ContinuousClock.Instant)
     }
@@ -29,15 +28,15 @@ final class RoomSearch: Sendable {
         }
     }
 
-    /// Collects rooms until `deadline` or the caller's verdict; returns what was found. Call once: the browser's
-    /// events have one reader.
-    func run(until deadline: ContinuousClock.Instant,
+    /// Collects rooms until `deadline` (nil: until the task is cancelled) or the caller's verdict; returns what was
+    /// found. Call once: the browser's events have one reader.
+    func run(until deadline: ContinuousClock.Instant?,
              _ decide: (RoomDirectory, RoomDirectory.Change) -> Verdict) async -> RoomDirectory {
         enum Input: Sendable { case browser(BrowserEvent), timeUp }
         let (inputs, sink) = AsyncStream.makeStream(of: Input.self)
         let events = browser.events
         let forward = Task { for await event in events { sink.yield(.browser(event)) } }
-        var timers = [Task { try? await Task.sleep(until: deadline); sink.yield(.timeUp) }]
+        var timers = deadline.map { deadline in [Task { try? await Task.sleep(until: deadline); sink.yield(.timeUp) }] } ?? []
         var directory = RoomDirectory()
         var early: ContinuousClock.Instant?
         search: for await input in inputs {
@@ -50,7 +49,6 @@ final class RoomSearch: Sendable {
                 for change in directory.found(peer, discoveryInfo: info) {
                     switch decide(directory, change) {
                     case .keepLooking: continue
-                    case .stop: break search
                     case .stopBy(let time):
                         guard early == nil else { continue }
                         early = time

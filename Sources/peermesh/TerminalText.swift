@@ -1,3 +1,5 @@
+import PeerMesh
+
 /// Text from the network made safe to print on a terminal.
 ///
 /// Display names, messages, file names, room names and error messages that quote them come from other
@@ -29,17 +31,11 @@ enum TerminalText {
 
     /// The visible form of `scalar`, or nil when it prints as itself.
     static func escape(_ scalar: Unicode.Scalar) -> String? {
-        switch scalar.value {
-        case 0x00...0x1F, 0x7F, 0x80...0x9F:
-            // C0 (ESC and newline included), DEL and C1: two hex digits, as a C string would show them.
-            let hex = String(scalar.value, radix: 16)
-            return "\\x" + (hex.count == 1 ? "0" + hex : hex)
-        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029:
-            // Bidirectional marks, embeddings, overrides and isolates; line and paragraph separators.
-            return "\\u{" + String(scalar.value, radix: 16) + "}"
-        default:
-            return nil
-        }
+        // The characters a file name may not carry either (PeerMeshCore's one list of them).
+        guard ResourceName.isHidden(scalar) else { return nil }
+        let hex = String(scalar.value, radix: 16)
+        // Controls as a C string would show them, two hex digits; the bidirectional and separator ones in full.
+        return scalar.value <= 0x9F ? "\\x" + (hex.count == 1 ? "0" + hex : hex) : "\\u{" + hex + "}"
     }
 }
 

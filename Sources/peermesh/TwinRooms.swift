@@ -7,7 +7,7 @@ enum TwinRooms {
     static func watch(for ours: RoomIdentity, session: Session, serviceType: String, output: RoomOutput) async {
         guard let search = try? RoomSearch(session: session, serviceType: serviceType), (try? await search.start()) != nil else { return }
         defer { search.browser.stop() }
-        _ = await search.run(until: .now + .seconds(365 * 24 * 3600)) { _, change in
+        _ = await search.run(until: nil) { _, change in
             guard case .room(let other) = change, let line = warning(about: other, ours: ours) else { return .keepLooking }
             output.event("twin-room", other.fields.merging(["yours": .string(ours.label)]) { $1 }, human: line)
             return .keepLooking

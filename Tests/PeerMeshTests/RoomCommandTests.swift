@@ -60,8 +60,9 @@ struct RoomCommandTests {
         let browse = try await run(hosts.exec(b, Self.peermesh(["browse", "--json", "--timeout", "3"], name: "carol", type: type, directory: dir)))
         let objects = Self.jsonObjects(browse.output)
         let alice = objects.first { $0["event"] as? String == "member" && $0["peer"] as? String == "alice" }
+        let aliceID = try #require(alice?["peer_id"] as? String, "\(browse.output)")
         #expect(objects.contains { $0["event"] as? String == "room" && $0["room"] as? String == "lobby" && $0["host"] as? String == "alice"
-            && $0["host_id"] as? String == alice?["peer_id"] as? String && $0["join"] as? String == "lobby" }, "\(browse.output)")
+            && $0["host_id"] as? String == aliceID && $0["join"] as? String == "lobby" }, "\(browse.output)")
         #expect(alice?["room"] as? String == "lobby", "\(browse.output)")
         // Counts are JSON numbers.
         #expect(objects.contains { $0["event"] as? String == "summary" && $0["rooms"] as? Int == 1 && $0["members"] as? Int == 1 }, "\(browse.output)")
@@ -210,6 +211,10 @@ struct RoomCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let long = try await run(Self.peermesh(["host", String(repeating: "r", count: 64)], name: "a", type: Self.type(), directory: dir))
         #expect(long.status == 1 && long.output.contains("A room name must be 1 to 63 UTF-8 bytes"), "\(long.output)")
+        // A bare connection code is not a room name: it is read as a code (this one is damaged).
+        let code = try await run(Self.peermesh(["send", "--room", "pm1." + String(repeating: "A", count: 80), "--message", "hi"],
+                                               name: "a", type: Self.type(), directory: dir))
+        #expect(code.status == 2 && code.output.contains("That connection code is damaged"), "\(code.output)")
         let type = try await run([Self.bin, "host", "lobby", "--name", "a", "--identity", dir.appendingPathComponent("a.pem").path, "--service-type", "Bad_Type"])
         #expect(type.status == 1 && type.output.contains("service type \"Bad_Type\""), "\(type.output)")
     }

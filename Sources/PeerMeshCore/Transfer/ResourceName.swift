@@ -27,8 +27,9 @@ public enum ResourceName {
         return stem.trimmingSpaces().isEmpty ? fallback + ext : stem + ext
     }
 
-    /// Characters a file name must not carry: controls, and the invisible ones that reorder what is shown.
-    private static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+    /// Characters a file name must not carry, nor a terminal show as they are: controls (C0, DEL, C1), and the
+    /// invisible ones that reorder or break what is shown (bidirectional marks and overrides, line separators).
+    public static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0..<0x20, 0x7F...0x9F, 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069, 0x2028, 0x2029: true
         default: false
