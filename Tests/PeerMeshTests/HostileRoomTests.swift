@@ -102,43 +102,47 @@ struct HostileRoomTests {
     /// A member reached only through a relay is asked about like a joiner (`--accept ask`): declined, it never shows
     /// up as a member and its messages never arrive; accepted, it joins.
     @Test func membersReachedThroughARelayAreAskedAboutToo() async throws {
-        let hosts = TestHosts()
-        let (a, b, c, _) = try await RoomCommandTests.hostsInALine(hosts, "pmha", "pmhb", "pmhc")
-        let room = try RoomCommandTests.Fixture()
-        defer { room.remove() }
-        func peermesh(_ host: String, _ args: [String], _ name: String) -> [String] {
-            hosts.exec(host, room.peermesh(args, name))
+        try await MeshProcessTests.Cluster.run { cluster in
+            let hosts = cluster.hosts
+            let (a, b, c, _) = try await RoomCommandTests.hostsInALine(hosts, "pmha", "pmhb", "pmhc")
+            let room = try RoomCommandTests.Fixture()
+            defer { room.remove() }
+            func peermesh(_ host: String, _ args: [String], _ name: String) -> [String] {
+                hosts.exec(host, room.peermesh(args, name))
+            }
+            let alice = try Spawned(peermesh(a, ["host", "lobby", "--accept", "ask"], "alice"), input: true)
+            defer { alice.stop() }
+            #expect(await alice.line(within: 10, containing: "is visible") != nil, "\(alice.output)")
+            let bob = try Spawned(peermesh(b, ["join", "lobby", "--timeout", "60"], "bob"), input: true)
+            defer { bob.stop() }
+            #expect(await alice.line(within: 10, containing: "#1 bob wants to join —") != nil, "\(alice.output)")
+            try alice.send(line: "y")
+            #expect(await bob.line(within: 10, containing: "joined \"lobby\" through alice") != nil, "\(bob.output)")
+            #expect(await bob.line(within: 10, containing: "is visible") != nil, "\(bob.output)")
+
+            // Carol can reach only Bob, who lets her in; Alice is asked, names Bob as the introducer, and declines.
+            let carol = try Spawned(peermesh(c, ["join", "lobby", "--host", "bob", "--timeout", "60"], "carol"), input: true)
+            defer { carol.stop() }
+            #expect(await bob.line(within: 15, containing: "carol (", "joined") != nil, "\(bob.output)")
+            #expect(await alice.line(within: 15, containing: "#2 carol wants to join as a member introduced by bob (", "verification code", "accept? y/n") != nil, "\(alice.output)")
+            try alice.send(line: "/decline carol")
+            #expect(await alice.line(within: 5, containing: "declined #2 carol") != nil, "\(alice.output)")
+            try carol.send(line: "hello from carol")
+            #expect(await bob.line(within: 10, containing: "carol: hello from carol") != nil, "\(bob.output)")
+            try bob.send(line: "marker from bob")
+            #expect(await alice.line(within: 10, containing: "bob: marker from bob") != nil, "\(alice.output)")
+            #expect(!alice.output.contains("carol: hello") && !alice.lines.contains { $0.contains("carol (") && $0.contains("joined") }, "\(alice.output)")
+
+            // Dave, also behind Bob, is accepted (commands are case-insensitive: `/Accept` accepts): he becomes a member
+            // and his words arrive.
+            let dave = try Spawned(peermesh(c, ["join", "lobby", "--host", "bob", "--timeout", "60"], "dave"), input: true)
+            defer { dave.stop() }
+            #expect(await alice.line(within: 15, containing: "#3 dave wants to join as a member introduced by bob (") != nil, "\(alice.output)")
+            try alice.send(line: "/Accept 3")
+            #expect(await alice.line(within: 5, containing: "accepted #3 dave") != nil, "\(alice.output)")
+            #expect(await alice.line(within: 15, containing: "dave (", "joined") != nil, "\(alice.output)")
+            try dave.send(line: "hello from dave")
+            #expect(await alice.line(within: 10, containing: "dave: hello from dave") != nil, "\(alice.output)")
         }
-        let alice = try Spawned(peermesh(a, ["host", "lobby", "--accept", "ask"], "alice"), input: true)
-        #expect(await alice.line(within: 10, containing: "is visible") != nil, "\(alice.output)")
-        let bob = try Spawned(peermesh(b, ["join", "lobby", "--timeout", "60"], "bob"), input: true)
-        #expect(await alice.line(within: 10, containing: "#1 bob wants to join —") != nil, "\(alice.output)")
-        try alice.send(line: "y")
-        #expect(await bob.line(within: 10, containing: "joined \"lobby\" through alice") != nil, "\(bob.output)")
-        #expect(await bob.line(within: 10, containing: "is visible") != nil, "\(bob.output)")
-
-        // Carol can reach only Bob, who lets her in; Alice is asked, names Bob as the introducer, and declines.
-        let carol = try Spawned(peermesh(c, ["join", "lobby", "--host", "bob", "--timeout", "60"], "carol"), input: true)
-        #expect(await bob.line(within: 15, containing: "carol (", "joined") != nil, "\(bob.output)")
-        #expect(await alice.line(within: 15, containing: "#2 carol wants to join as a member introduced by bob (", "verification code", "accept? y/n") != nil, "\(alice.output)")
-        try alice.send(line: "/decline carol")
-        #expect(await alice.line(within: 5, containing: "declined #2 carol") != nil, "\(alice.output)")
-        try carol.send(line: "hello from carol")
-        #expect(await bob.line(within: 10, containing: "carol: hello from carol") != nil, "\(bob.output)")
-        try bob.send(line: "marker from bob")
-        #expect(await alice.line(within: 10, containing: "bob: marker from bob") != nil, "\(alice.output)")
-        #expect(!alice.output.contains("carol: hello") && !alice.lines.contains { $0.contains("carol (") && $0.contains("joined") }, "\(alice.output)")
-
-        // Dave, also behind Bob, is accepted (commands are case-insensitive: `/Accept` accepts): he becomes a member
-        // and his words arrive.
-        let dave = try Spawned(peermesh(c, ["join", "lobby", "--host", "bob", "--timeout", "60"], "dave"), input: true)
-        #expect(await alice.line(within: 15, containing: "#3 dave wants to join as a member introduced by bob (") != nil, "\(alice.output)")
-        try alice.send(line: "/Accept 3")
-        #expect(await alice.line(within: 5, containing: "accepted #3 dave") != nil, "\(alice.output)")
-        #expect(await alice.line(within: 15, containing: "dave (", "joined") != nil, "\(alice.output)")
-        try dave.send(line: "hello from dave")
-        #expect(await alice.line(within: 10, containing: "dave: hello from dave") != nil, "\(alice.output)")
-        for process in [dave, carol, bob, alice] { process.stop() }
-        await hosts.downAll()
     }
 }
