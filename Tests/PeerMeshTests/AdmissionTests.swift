@@ -13,7 +13,7 @@ struct AdmissionTests {
         let core = peer.session.core
         let key = other.peerID.keyID
         return (try? await core.loop.submit {
-            (core.admissions.stage(of: key), core.admissions.refusedUs(key, ourSession: core.ownSessionKey))
+            (core.machine.admissions.stage(of: key), core.machine.admissions.refusedUs(key, ourSession: core.machine.ownSessionKey))
         }.get()) ?? (nil, false)
     }
 

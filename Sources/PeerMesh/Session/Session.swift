@@ -76,6 +76,8 @@ public final class Session: Sendable {
     /// `Configuration.admissionTimeout` is refused. Install it before the first member joins.
     public func setAdmissionHandler(_ handler: AdmissionHandler?) {
         admissionHandlerBox.withLockedValue { $0 = handler }
+        let core = self.core
+        core.loop.execute { core.machine.asksAdmission = handler != nil }
     }
 
     /// Starts listening for invitations (idempotent); returns the local address.
@@ -158,7 +160,7 @@ public final class Session: Sendable {
     package func floodRecords(_ records: [LinkStateRecord]) async {
         let core = self.core
         try? await core.loop.submit {
-            for link in core.memberLinks.values { for record in records { link.enqueue(.linkState(record), on: .control) } }
+            for link in core.neighborLinks { for record in records { link.enqueue(.linkState(record), on: .control) } }
         }.get()
     }
 

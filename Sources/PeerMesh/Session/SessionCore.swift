@@ -5,78 +5,46 @@ import NIOCore
 import NIOPosix
 import PeerMeshCore
 
-/// The session's mutable state and its link bookkeeping. Every method runs on the session's one event loop, which
-/// is what orders events causally without locks.
+/// The session's shell: it owns the links (SessionCore+Links.swift), feeds the pure `SessionMachine` what happens
+/// on them and what the app asks, and performs the machine's directives. Every method runs on the session's one
+/// event loop, which is what orders events causally without locks.
 final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
+    typealias Machine = SessionMachine<ObjectIdentifier, EventLoopPromise<Void>>
+
     let loop: EventLoop
-    private let identity: Identity
-    private let encryption: EncryptionPreference
-    private let configuration: Session.Configuration
-    private let tls: TLSContexts
+    let identity: Identity
+    let encryption: EncryptionPreference
+    let configuration: Session.Configuration
+    let tls: TLSContexts
     private let source: SessionEvents.Producer.Source
     private let roster: NIOLockedValueBox<[PeerID]>
-    private let certificateHandler: NIOLockedValueBox<CertificateHandler?>
+    let certificateHandler: NIOLockedValueBox<CertificateHandler?>
     let admissionHandler: NIOLockedValueBox<AdmissionHandler?>
-
-    private var links: [ObjectIdentifier: LinkHandler] = [:]
-    private var members: [PeerID: LinkHandler] = [:]
-    private var outgoing: [ObjectIdentifier: (peer: PeerID, promise: EventLoopPromise<PeerID>)] = [:]
-    /// Peers we are dialling (an invitation of ours under way).
-    private(set) var connecting: Set<PeerID> = []
-    private var listener: Channel?
+    /// The protocol: roster, routes, members' channels, admission, relaying.
+    var machine: Machine
+    /// Every link, from its first byte to its close.
+    var links: [ObjectIdentifier: LinkHandler] = [:]
+    /// Our own dials that have not connected yet, with the caller waiting on each.
+    var outgoing: [ObjectIdentifier: (peer: PeerID, promise: EventLoopPromise<PeerID>)] = [:]
+    var listener: Channel?
     private var reading = true
     private(set) var isClosed = false
     /// Resources and streams; created with the core, confined to its loop.
     private(set) var transfers: TransferCenter!
-    /// Mesh state: the link-state roster and the members announced to the app (see SessionCore+Mesh.swift).
-    var mesh: MeshRoster
-    var announced: [[UInt8]: PeerID] = [:]
-    var ownRecord: LinkStateRecord?
-    var publishTask: Scheduled<Void>?
-    var recordExpiryTask: Scheduled<Void>?
-    var remoteFragmenters: [[UInt8]: MessageFragmenter] = [:]
-    var remoteReassemblers: [[UInt8]: MessageReassembler] = [:]
-    var meshCounters = MeshCounters()
-    /// Our ephemeral end-to-end key for this session (published in our record) and the channels derived from it.
-    let endToEndKey = Curve25519.KeyAgreement.PrivateKey()
-    /// Its public half, as records carry it (and as members' admission decisions about us name it).
-    let ownSessionKey: [UInt8]
-    var channels: [[UInt8]: EndToEndChannel] = [:]
-    /// The end-to-end pairing with each member, for its verification code (SessionCore+Pairing.swift).
-    var pairings: [[UInt8]: MemberPairing] = [:]
-    /// The link each channel's frames last went out on: when it changes, unacknowledged frames are sent again.
-    var channelLinks: [[UInt8]: ObjectIdentifier] = [:]
-    var pendingAcks: Set<[UInt8]> = []
-    var ackTask: Scheduled<Void>?
-    /// Frames waiting for room in a member's channel, or for a path change to settle, in send order.
-    var parked: [[UInt8]: [SequencedFrame]] = [:]
-    /// When each channel last saw an acknowledgement move forward, and how many re-sends since.
-    var ackProgress: [[UInt8]: NIODeadline] = [:]
-    var retransmissions: [[UInt8]: Int] = [:]
-    /// The relays each channel's frames last went through (see `rerouteChannels`).
-    var channelRelays: [[UInt8]: [[UInt8]]?] = [:]
-    var retransmissionTask: RepeatedTask?
-    /// Where we listen, published in our record.
-    var listeningEndpoints: [ConnectionData.Endpoint] = []
-    /// The pace and per-address backoff of direct-upgrade dials, and the task that resumes them when paced.
-    var dials = DialBudget()
-    var directRetryTask: Scheduled<Void>?
-    /// Direct members whose current record we have not seen since their link came up: until it arrives we do not
-    /// know whether their channel's keys and sequence numbers are still theirs, so its frames wait (parked).
-    var awaitingRecord: Set<[UInt8]> = []
-    /// Members others introduced, and where their admission stands (SessionCore+Admission.swift).
-    var admissions: MemberAdmissions
+    /// The one timer: when the machine next wants `tick(now:)`.
+    private var tickTask: Scheduled<Void>?
+    private var tickAt: NIODeadline?
     /// Slots for incoming connections in their handshake, and for those holding an unanswered invitation (with the
     /// peer each invitation is from: one each).
-    private var handshakes: ConnectionBudget<ObjectIdentifier>
-    private var heldInvitations: ConnectionBudget<ObjectIdentifier>
-    private var invitationByPeer: [[UInt8]: ObjectIdentifier] = [:]
+    var handshakes: ConnectionBudget<ObjectIdentifier>
+    var heldInvitations: ConnectionBudget<ObjectIdentifier>
+    var invitationByPeer: [[UInt8]: ObjectIdentifier] = [:]
     /// The invitations given to the app and not answered yet, by link: withdrawn when their link ends first.
-    private var openInvitations: [ObjectIdentifier: Invitation] = [:]
+    var openInvitations: [ObjectIdentifier: Invitation] = [:]
     /// Incoming connections we closed to make room: their end is ours, not a failure to report.
-    private var evicted: Set<ObjectIdentifier> = []
-    var sessionEncryption: EncryptionPreference { encryption }
-    var localIdentity: LocalIdentity { identity.local }
+    var evicted: Set<ObjectIdentifier> = []
+    /// Incoming links whose invitation the app accepted (so it was told `.connecting`).
+    var announcedIncoming: Set<ObjectIdentifier> = []
     var sessionConfiguration: Session.Configuration { configuration }
 
     init(loop: EventLoop, identity: Identity, encryption: EncryptionPreference, configuration: Session.Configuration,
@@ -91,199 +59,186 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         self.roster = roster
         self.certificateHandler = certificateHandler
         self.admissionHandler = admissionHandler
-        self.ownSessionKey = Array(endToEndKey.publicKey.rawRepresentation)
         self.handshakes = ConnectionBudget(limits: .init(total: configuration.maximumPendingConnections,
                                                          perSource: configuration.maximumPendingConnectionsPerSource))
         self.heldInvitations = ConnectionBudget(limits: .init(total: configuration.maximumPendingInvitations,
                                                               perSource: configuration.maximumPendingInvitationsPerSource))
-        self.admissions = MemberAdmissions(limits: .init(perIntroducer: configuration.maximumOpenAdmissionsPerNeighbor,
-                                                         total: configuration.maximumOpenAdmissions,
-                                                         undecidedPerIntroducer: configuration.maximumUndecidedMembersPerNeighbor))
-        self.mesh = MeshRoster(me: identity.peerID, initialVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12)
+        let settings = Machine.Settings(
+            encryption: encryption, maximumHops: configuration.maximumHops, frameLimits: configuration.frameLimits,
+            maximumMessageSize: configuration.maximumMessageSize, maximumPeers: configuration.maximumPeers,
+            linksDirectlyWhenReachable: configuration.linksDirectlyWhenReachable,
+            admissionTimeout: TimeAmount(configuration.admissionTimeout),
+            admissionLimits: .init(perIntroducer: configuration.maximumOpenAdmissionsPerNeighbor, total: configuration.maximumOpenAdmissions,
+                                   undecidedPerIntroducer: configuration.maximumUndecidedMembersPerNeighbor)
+        )
+        // Wall-clock based, so a restarted member's records supersede the ones it published before.
+        self.machine = Machine(identity: identity.local, sessionKey: Curve25519.KeyAgreement.PrivateKey(),
+                               recordVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12, settings: settings)
         self.transfers = TransferCenter(transport: self, loop: loop, me: identity.peerID, configuration: configuration)
     }
 
-    /// The link to the direct member with this key ID.
-    func directLink(_ keyID: [UInt8]) -> LinkHandler? {
-        members.first { $0.key.keyID == keyID }?.value
-    }
-
-    /// Every direct member link, for flooding.
-    var memberLinks: [PeerID: LinkHandler] { members }
+    /// The links of our neighbours.
+    var neighborLinks: [LinkHandler] { machine.memberLinks.compactMap { links[$0] } }
 
     /// Tests only: drops every link to `peer` abruptly (no Close frame), as a cut cable would.
     func cutLinks(to peer: PeerID) {
         for link in links.values where link.peer?.peerID == peer { link.abort() }
     }
 
-    // MARK: Listening
-
-    func listen() -> EventLoopFuture<SocketAddress> {
-        loop.preconditionInEventLoop()
-        if isClosed { return loop.makeFailedFuture(Self.closedError) }
-        if let address = listener?.localAddress { return loop.makeSucceededFuture(address) }
-        return ServerBootstrap(group: loop, childGroup: loop)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.writeBufferWaterMark, value: waterMark)
-            .childChannelInitializer { [self] channel in
-                loop.makeCompletedFuture { try self.configure(channel, role: .acceptor, expectedPeer: nil, invitation: nil) }
-            }
-            .bind(host: configuration.listenHost, port: configuration.listenPort)
-            .flatMapThrowing { [self] channel in
-                guard !isClosed else {
-                    channel.close(promise: nil)
-                    throw Self.closedError
-                }
-                listener = channel
-                guard let address = channel.localAddress else {
-                    throw PeerMeshError(.listenFailed, "The listener has no local address.")
-                }
-                // Members learn where we listen from our record, to link to us directly.
-                if let port = address.port, let endpoints = try? Session.endpoints(for: address, port: UInt16(port)) {
-                    listeningEndpoints = endpoints
-                    if !memberLinks.isEmpty { directLinksChanged(newLink: nil) }
-                }
-                return address
-            }
-            .flatMapErrorThrowing { error in
-                if let error = error as? PeerMeshError { throw error }
-                throw PeerMeshError(
-                    .listenFailed,
-                    "Cannot listen on \(self.configuration.listenHost):\(self.configuration.listenPort); choose another address or port.",
-                    underlying: error
-                )
-            }
-    }
-
-    // MARK: Connecting
-
-    func connect(to data: ConnectionData, invitation: Frame.Invitation, connectTimeout: TimeAmount) -> EventLoopFuture<PeerID> {
-        loop.preconditionInEventLoop()
-        if isClosed { return loop.makeFailedFuture(Self.closedError) }
-        let peer = data.peerID
-        if peer == identity.peerID {
-            return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "That connection data is our own; a session cannot join itself."))
-        }
-        if members[peer] != nil || connecting.contains(peer) {
-            return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "\(peer) is already connected or connecting."))
-        }
-        connecting.insert(peer)
-        // A member we already reach through others stays `.connected` while we add a direct link to it (an
-        // upgrade): the app hears nothing about the attempt but its result.
-        if announced[peer.keyID] == nil { emit(.peerChanged(peer, .connecting)) }
-        let promise = loop.makePromise(of: PeerID.self)
-        attempt(data.endpoints[...], peer: peer, invitation: invitation, connectTimeout: connectTimeout, failures: [], promise: promise)
-        return promise.futureResult.always { [self] result in
-            connecting.remove(peer)
-            if case .failure(let error) = result, announced[peer.keyID] == nil {
-                emit(.peerChanged(peer, .notConnected(reason: error as? PeerMeshError)))
-            }
-        }
-    }
-
-    private func attempt(_ endpoints: ArraySlice<ConnectionData.Endpoint>, peer: PeerID, invitation: Frame.Invitation,
-                         connectTimeout: TimeAmount, failures: [String], promise: EventLoopPromise<PeerID>) {
-        guard let endpoint = endpoints.first, !isClosed else {
-            promise.fail(isClosed ? Self.closedError : PeerMeshError(
-                .connectionFailed,
-                "Could not reach \(peer) at any of its addresses (\(failures.joined(separator: "; "))); check that it is running and reachable."
-            ))
-            return
-        }
-        let address: SocketAddress
-        do { address = try SocketAddress(ipAddress: endpoint.host, port: Int(endpoint.port)) } catch {
-            attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
-                    failures: failures + ["\(endpoint): \(error)"], promise: promise)
-            return
-        }
-        ClientBootstrap(group: loop)
-            .connectTimeout(connectTimeout)
-            .channelOption(.writeBufferWaterMark, value: waterMark)
-            .channelInitializer { [self] channel in
-                loop.makeCompletedFuture {
-                    let link = try self.configure(channel, role: .connector, expectedPeer: peer, invitation: invitation)
-                    self.outgoing[ObjectIdentifier(link)] = (peer, promise)
-                }
-            }
-            .connect(to: address)
-            .whenFailure { [self] error in
-                attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
-                        failures: failures + ["\(endpoint): \(error)"], promise: promise)
-            }
-    }
-
-    @discardableResult
-    private func configure(_ channel: Channel, role: LinkRole, expectedPeer: PeerID?, invitation: Frame.Invitation?) throws -> LinkHandler {
-        if role == .acceptor, isClosed {
-            channel.close(promise: nil)
-            throw Self.closedError
-        }
-        var linkConfiguration = configuration.link
-        linkConfiguration.encryption = encryption
-        let nonce = Self.randomBytes(Preamble.nonceLength)
-        let pairingNonce = Self.randomBytes(VerificationCode.nonceLength)
-        let machine: LinkStateMachine = switch role {
-        case .connector:
-            .connector(identity: identity.local, configuration: linkConfiguration, nonce: nonce, pairingNonce: pairingNonce,
-                       expectedPeer: expectedPeer, invitation: invitation!, now: .now())
-        case .acceptor:
-            .acceptor(identity: identity.local, configuration: linkConfiguration, nonce: nonce, pairingNonce: pairingNonce, now: .now())
-        }
-        let preamble = PreambleHandler()
-        let link = LinkHandler(machine: machine, tls: tls, preambleHandler: preamble, tickInterval: configuration.tickInterval,
-                               delegate: self, frameHook: configuration.frameHook)
-        try channel.pipeline.syncOperations.addHandlers([
-            preamble,
-            ByteToMessageHandler(FrameDecoder(limits: configuration.frameLimits)),
-            link,
-        ])
-        let id = ObjectIdentifier(link)
-        links[id] = link
-        if role == .acceptor { evict(handshakes.admit(id, address: link.remoteAddress?.addressBytes ?? [])) }
-        return link
-    }
-
-    /// Closes incoming connections a budget displaced.
-    private func evict(_ ids: [ObjectIdentifier]) {
-        for id in ids {
-            guard let link = links[id] else { continue }
-            evicted.insert(id)
-            link.leave()
-        }
-    }
-
-    /// An incoming connection's handshake ended (it holds an invitation now, is a member, or closed).
-    private func releaseSlots(of id: ObjectIdentifier) {
-        openInvitations.removeValue(forKey: id)?.withdraw()
-        handshakes.release(id)
-        heldInvitations.release(id)
-        if let peer = links[id]?.peer?.peerID.keyID, invitationByPeer[peer] == id { invitationByPeer[peer] = nil }
-    }
-
-    private var waterMark: ChannelOptions.Types.WriteBufferWaterMark {
-        .init(low: configuration.outboundBufferLimit / 2, high: configuration.outboundBufferLimit)
-    }
-
-    // MARK: Sending
+    // MARK: Inputs to the machine
 
     func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode) -> EventLoopFuture<Void> {
         loop.preconditionInEventLoop()
-        if isClosed { return loop.makeFailedFuture(Self.closedError) }
-        for peer in peers where path(to: peer) == nil {
-            return loop.makeFailedFuture(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))
-        }
-        // To several members: one copy per link where their paths share it (SessionCore+Multicast.swift).
         var futures: [EventLoopFuture<Void>] = []
-        let unicast = peers.count > 1 ? sendMulticast(message, to: peers, mode: mode, futures: &futures) : peers
-        futures += unicast.map { peer in
-            let promise = loop.makePromise(of: Void.self)
-            if !sendSequenced(message, to: peer, mode: mode, promise: promise) {
-                members[peer]!.send(message, mode: mode, promise: promise)
-            }
-            return promise.futureResult
+        do {
+            perform(try machine.send(message, to: peers, mode: mode, now: .now()) { _ in
+                let promise = loop.makePromise(of: Void.self)
+                futures.append(promise.futureResult)
+                return promise
+            })
+        } catch {
+            return loop.makeFailedFuture(error)
         }
-        return EventLoopFuture.andAllSucceed(futures, on: loop)
+        return .andAllSucceed(futures, on: loop)
+    }
+
+    /// A transfer's frame on `peer`'s channel.
+    func send(_ frame: Frame, on queue: OutboundQueue, to peer: PeerID, promise: EventLoopPromise<Void>?) {
+        perform(machine.send(frame, on: queue, to: peer, ticket: promise, now: .now()))
+    }
+
+    func purge(transfer id: UInt64, to peer: PeerID, error: PeerMeshError) {
+        perform(machine.purge(transfer: id, to: peer, error: error))
+    }
+
+    /// How frames reach `peer` now, or nil when it is neither a member nor a neighbour.
+    func path(to peer: PeerID) -> PeerPath? {
+        machine.reach(peer) == .channel ? MemberPath(core: self, peer: peer) : nil
+    }
+
+    /// How `peer` is reached now, or nil when it is not a member.
+    func route(to peer: PeerID) -> Route? { machine.route(to: peer) }
+
+    /// What the mesh layer counted.
+    var meshCounters: MeshCounters { machine.counters }
+
+    /// How `peer`'s traffic is protected, or nil when it is not a member; starts the end-to-end pairing if none is
+    /// under way for its current keys.
+    func security(of peer: PeerID) -> PeerSecurity? {
+        let (pairing, directives) = machine.requestPairing(with: peer, now: .now())
+        guard machine.isMember(peer) else { return nil }
+        let link = machine.directLink(peer.keyID).flatMap { links[$0] }?.peer
+        let security = PeerSecurity(
+            link: link?.negotiation, linkCode: link?.verificationCode, endToEndCode: pairing?.code,
+            endToEndEncrypted: pairing?.peerEncryption.map { $0 != .none && encryption != .none }
+        )
+        perform(directives)
+        return security
+    }
+
+    /// The app answered an admission question.
+    func admissionAnswered(_ peer: PeerID, admitted: Bool) {
+        guard !isClosed else { return }
+        perform(machine.admissionAnswered(peer, admitted: admitted, now: .now()))
+    }
+
+    func linkUp(_ link: LinkHandler, peer: PeerID) {
+        perform(machine.linkUp(ObjectIdentifier(link), peer: peer, multicast: link.agrees(on: .multicast),
+                               address: link.remoteAddress?.addressBytes, now: .now()))
+    }
+
+    func link(_ link: LinkHandler, receivedMesh frame: Frame, from neighbor: PeerID) {
+        perform(machine.received(frame, on: ObjectIdentifier(link), now: .now()))
+    }
+
+    /// Counts the mesh frames a link wrote (`MeshCounters.linkStateBytesSent`, `routedBytesSent`).
+    func link(_ link: LinkHandler, wroteMesh frame: Frame, bytes: Int) { machine.wrote(frame, bytes: bytes) }
+
+    // MARK: Performing directives
+
+    func perform(_ directives: [Machine.Directive]) {
+        for directive in directives {
+            switch directive {
+            case .write(let frame, let id, let queue, let handOver):
+                guard let link = links[id] else {
+                    if let handOver { perform(machine.writeFailed(handOver, error: Self.closedError)) }
+                    continue
+                }
+                let promise = handOver.map { handOver in
+                    let promise = loop.makePromise(of: Void.self)
+                    promise.futureResult.whenComplete { [self] result in
+                        switch result {
+                        case .success: perform(machine.written(handOver))
+                        case .failure(let error): perform(machine.writeFailed(handOver, error: error as? PeerMeshError ?? Self.closedError))
+                        }
+                    }
+                    return promise
+                }
+                link.enqueue(frame, on: queue, promise: promise)
+            case .forward(let routed, let id):
+                for item in configuration.relayHook?(routed) ?? [routed] { links[id]?.enqueue(.routed(item), on: .messages) }
+            case .forwardMulticast(let multicast, let id):
+                for item in configuration.multicastRelayHook?(multicast) ?? [multicast] { links[id]?.enqueue(.multicast(item), on: .messages) }
+            case .purge(let transfer, let id, let error):
+                links[id]?.purge(transfer: transfer, error: error)
+            case .succeed(let promise):
+                promise.succeed()
+            case .fail(let promise, let error):
+                promise.fail(error)
+            case .event(let event):
+                report(event)
+            case .close(let id):
+                links[id]?.leave()
+            case .dial(let peer, let endpoints):
+                dial(peer, endpoints)
+            case .askAdmission(let peer, let introducer, let code):
+                ask(about: peer, introducer: introducer, code: code)
+            }
+        }
+        scheduleTick()
+    }
+
+    private func report(_ event: Machine.Event) {
+        switch event {
+        case .connected(let peer): emit(.peerChanged(peer, .connected))
+        case .notConnected(let peer, let reason): emit(.peerChanged(peer, .notConnected(reason: reason)))
+        case .received(let message, let peer): emit(.received(Data(message.readableBytesView), from: peer))
+        case .undelivered(let messages, let peer, let reason): emit(.undelivered(messages.map { Data($0.readableBytesView) }, to: peer, reason: reason))
+        case .verified(let peer): if let security = security(of: peer) { emit(.peerVerified(peer, security)) }
+        case .transfer(let frame, let peer): transfers.handle(frame, from: peer)
+        case .transfersSuspended(let peer): transfers.peerDisconnected(peer)
+        case .transfersResumable(let peer): transfers.peerConnected(peer)
+        case .rosterChanged(let peers): roster.withLockedValue { $0 = peers }
+        }
+    }
+
+    /// Asks the app's admission handler; it may never answer (the machine's admission deadline refuses the member
+    /// then, and a late answer is ignored).
+    private func ask(about peer: PeerID, introducer: PeerID, code: String) {
+        guard let handler = admissionHandler.withLockedValue({ $0 }) else {
+            return admissionAnswered(peer, admitted: false)
+        }
+        let admission = MemberAdmission(peer: peer, introducer: introducer, verificationCode: code,
+                                        deadline: ContinuousClock.now + configuration.admissionTimeout)
+        let loop = self.loop
+        Task {
+            let admitted = await handler(admission)
+            loop.execute { self.admissionAnswered(peer, admitted: admitted) }
+        }
+    }
+
+    /// One timer for the machine: it fires at the earliest deadline the machine has (a later one is looked at again
+    /// when the timer fires).
+    private func scheduleTick() {
+        guard !isClosed, let due = machine.nextDeadline else { return }
+        if let tickAt, tickAt <= due { return }
+        tickTask?.cancel()
+        tickAt = due
+        tickTask = loop.scheduleTask(deadline: due) { [self] in
+            tickAt = nil
+            tickTask = nil
+            perform(machine.tick(now: .now()))
+        }
     }
 
     // MARK: Leaving
@@ -297,13 +252,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         listener?.close(promise: nil)
         listener = nil
         transfers.closeAll()
-        publishTask?.cancel()
-        recordExpiryTask?.cancel()
-        ackTask?.cancel()
-        retransmissionTask?.cancel()
-        directRetryTask?.cancel()
-        for (_, items) in parked { for item in items { item.promise?.fail(Self.closedError) } }
-        parked = [:]
+        tickTask?.cancel()
+        perform(machine.close())
         // Each link sends Close, then TLS close_notify, and keeps reading until the peer's close_notify: closing
         // with unread bytes would make the kernel reset the connection, and the peer could lose our last frames.
         let closed = links.values.compactMap(\.closeFuture)
@@ -314,129 +264,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
 
     var listeningAddress: SocketAddress? { listener?.localAddress }
 
-    // MARK: LinkDelegate
-
-    func link(_ link: LinkHandler, needsCertificateVerdictFor peer: VerifiedPeer) {
-        guard let handler = certificateHandler.withLockedValue({ $0 }) else {
-            link.certificateVerdict(accepted: true)
-            return
-        }
-        let certificate = PeerCertificate(derBytes: peer.certificateDER)
-        let loop = self.loop
-        // The handler may never answer: the link's own deadline then closes it, and a late verdict is ignored.
-        let box = NIOLoopBound(link, eventLoop: loop)
-        Task {
-            let accepted = await handler(peer.peerID, certificate)
-            loop.execute { box.value.certificateVerdict(accepted: accepted) }
-        }
-    }
-
-    func link(_ link: LinkHandler, receivedInvitationFrom peer: VerifiedPeer, context: [UInt8], deadline: NIODeadline) {
-        // The handshake is done; waiting for the app takes a slot of its own, one per peer.
-        let id = ObjectIdentifier(link)
-        handshakes.release(id)
-        if let older = invitationByPeer[peer.peerID.keyID], older != id, let superseded = links[older] {
-            heldInvitations.release(older)
-            superseded.invitationDecision(.decline)
-        }
-        invitationByPeer[peer.peerID.keyID] = id
-        evict(heldInvitations.admit(id, address: link.remoteAddress?.addressBytes ?? []))
-        if isFull {
-            link.invitationDecision(.sessionFull)
-            return
-        }
-        // A member already admitted through others asks for a direct link: the session already holds it, so the
-        // app is not asked again (its certificate handler was, for this connection).
-        if configuration.linksDirectlyWhenReachable, announced[peer.peerID.keyID] != nil {
-            link.invitationDecision(.accept)
-            return
-        }
-        let box = NIOLoopBound(link, eventLoop: loop)
-        let loop = self.loop
-        let invitation = Invitation(
-            peer: peer.peerID, context: Data(context), certificate: PeerCertificate(derBytes: peer.certificateDER),
-            verificationCode: peer.verificationCode, deadline: deadline
-        ) { [self] decision in
-            loop.execute {
-                self.openInvitations[id] = nil
-                if case .accept = decision {
-                    if self.isFull {
-                        box.value.invitationDecision(.sessionFull)
-                        return
-                    }
-                    self.announcedIncoming.insert(ObjectIdentifier(box.value))
-                    if self.announced[peer.peerID.keyID] == nil { self.emit(.peerChanged(peer.peerID, .connecting)) }
-                }
-                box.value.invitationDecision(decision)
-            }
-        }
-        openInvitations[id] = invitation
-        emit(.invitation(invitation))
-    }
-
-    func link(_ link: LinkHandler, connected peer: PeerID) {
-        // Unless it is a member we already reach through others (an upgrade), the peer may be a new process with
-        // the same identity: its channel waits for the record it publishes on this link (SessionCore+Mesh.swift).
-        if members[peer] != nil || announced[peer.keyID] == nil { awaitingRecord.insert(peer.keyID) }
-        if let previous = members[peer], previous !== link {
-            // The same identity connected again (e.g. restarted): the newest link wins.
-            transfers.peerDisconnected(peer)
-            members[peer] = nil
-            previous.leave()
-        }
-        members[peer] = link
-        releaseSlots(of: ObjectIdentifier(link))
-        admissions.linked(peer.keyID)
-        announcedIncoming.remove(ObjectIdentifier(link))
-        link.setAutoRead(reading)
-        directLinksChanged(newLink: link)
-        outgoing.removeValue(forKey: ObjectIdentifier(link))?.promise.succeed(peer)
-    }
-
-    func link(_ link: LinkHandler, receivedTransfer frame: TransferFrame, from peer: PeerID) {
-        guard members[peer] === link else { return }
-        transfers.handle(frame, from: peer)
-    }
-
-    func link(_ link: LinkHandler, received message: ByteBuffer, from peer: PeerID, mode: Frame.Mode) {
-        guard members[peer] === link else { return }
-        emit(.received(Data(message.readableBytesView), from: peer))
-    }
-
-    func link(_ link: LinkHandler, closedWith reason: PeerMeshError?) {
-        let id = ObjectIdentifier(link)
-        releaseSlots(of: id)
-        let wasEvicted = evicted.remove(id) != nil
-        links[id] = nil
-        let wasAnnounced = announcedIncoming.remove(id) != nil
-        if let pending = outgoing.removeValue(forKey: id) {
-            pending.promise.fail(reason ?? Self.closedError)
-        } else if let peer = link.peer?.peerID, members[peer] === link {
-            members[peer] = nil
-            // The peer stays a member if another path reaches it; otherwise it (and whoever we reached only
-            // through it) is reported `.notConnected`, this link's reason for this peer.
-            directLinksChanged(newLink: nil, lostPeer: peer, reason: reason)
-        } else if wasAnnounced, let peer = link.peer?.peerID, announced[peer.keyID] == nil {
-            emit(.peerChanged(peer, .notConnected(reason: reason)))
-        } else if let reason, reason.code != .invitationDeclined, !wasEvicted,
-                  link.peer != nil || reason.code != .invitationTimedOut {
-            // Our own decline is the app's decision, not a failure worth reporting back to it; nor is a connection
-            // we displaced, or one that never said who it is and went silent (under a flood, thousands a minute).
-            emit(.incomingConnectionFailed(peer: link.peer?.peerID, reason))
-        }
-    }
-
-    // MARK: Helpers
-
-    /// Incoming links whose invitation the app accepted (so it was told `.connecting`).
-    private var announcedIncoming: Set<ObjectIdentifier> = []
-
-    private var isFull: Bool { members.count + 1 >= configuration.maximumPeers }
-
-    func publishRoster() {
-        let peers = announced.values.sorted()
-        roster.withLockedValue { $0 = peers }
-    }
+    // MARK: The app's side
 
     func emit(_ event: SessionEvent) {
         if case .stopProducing = source.yield(event), reading {
@@ -447,8 +275,10 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     func setReading(_ on: Bool) {
         guard reading != on else { return }
         reading = on
-        for link in members.values { link.setAutoRead(on) }
+        for link in neighborLinks { link.setAutoRead(on) }
     }
+
+    var isReading: Bool { reading }
 
     static let closedError = PeerMeshError(.sessionClosed, "The session was disconnected; create a new one.")
 

@@ -1,0 +1,275 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import PeerMeshCore
+
+/// The shell's links: listening, dialling, the budgets that bound connections in their handshake or holding an
+/// invitation, and what each link reports (`LinkDelegate`). Members' traffic on connected links goes to the machine.
+extension SessionCore {
+    // MARK: Listening
+
+    func listen() -> EventLoopFuture<SocketAddress> {
+        loop.preconditionInEventLoop()
+        if isClosed { return loop.makeFailedFuture(Self.closedError) }
+        if let address = listener?.localAddress { return loop.makeSucceededFuture(address) }
+        return ServerBootstrap(group: loop, childGroup: loop)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: waterMark)
+            .childChannelInitializer { [self] channel in
+                loop.makeCompletedFuture { try self.configure(channel, role: .acceptor, expectedPeer: nil, invitation: nil) }
+            }
+            .bind(host: configuration.listenHost, port: configuration.listenPort)
+            .flatMapThrowing { [self] channel in
+                guard !isClosed else {
+                    channel.close(promise: nil)
+                    throw Self.closedError
+                }
+                listener = channel
+                guard let address = channel.localAddress else {
+                    throw PeerMeshError(.listenFailed, "The listener has no local address.")
+                }
+                // Members learn where we listen from our record, to link to us directly.
+                if let port = address.port, let endpoints = try? Session.endpoints(for: address, port: UInt16(port)) {
+                    perform(machine.listening(on: endpoints, now: .now()))
+                }
+                return address
+            }
+            .flatMapErrorThrowing { error in
+                if let error = error as? PeerMeshError { throw error }
+                throw PeerMeshError(
+                    .listenFailed,
+                    "Cannot listen on \(self.configuration.listenHost):\(self.configuration.listenPort); choose another address or port.",
+                    underlying: error
+                )
+            }
+    }
+
+    // MARK: Connecting
+
+    func connect(to data: ConnectionData, invitation: Frame.Invitation, connectTimeout: TimeAmount) -> EventLoopFuture<PeerID> {
+        loop.preconditionInEventLoop()
+        if isClosed { return loop.makeFailedFuture(Self.closedError) }
+        let peer = data.peerID
+        if peer == identity.peerID {
+            return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "That connection data is our own; a session cannot join itself."))
+        }
+        if machine.directLink(peer.keyID) != nil || machine.isConnecting(peer) {
+            return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "\(peer) is already connected or connecting."))
+        }
+        machine.connectStarted(peer)
+        return dial(data, invitation: invitation, connectTimeout: connectTimeout, upgrading: nil)
+    }
+
+    /// The machine asks for a direct link to a member it reaches through others.
+    func dial(_ peer: PeerID, _ endpoints: [ConnectionData.Endpoint]) {
+        guard let data = try? ConnectionData(peerID: peer, encryption: encryption, endpoints: endpoints) else {
+            return perform(machine.connectEnded(peer, endpoints: endpoints, succeeded: false, now: .now()))
+        }
+        _ = dial(data, invitation: Frame.Invitation(timeoutMilliseconds: 10_000, context: []), connectTimeout: .seconds(3), upgrading: endpoints)
+    }
+
+    /// `upgrading`: the addresses of a direct upgrade the machine asked for (its result goes back to the machine).
+    private func dial(_ data: ConnectionData, invitation: Frame.Invitation, connectTimeout: TimeAmount,
+                      upgrading: [ConnectionData.Endpoint]?) -> EventLoopFuture<PeerID> {
+        let peer = data.peerID
+        // A member we already reach through others stays `.connected` while we add a direct link to it (an
+        // upgrade): the app hears nothing about the attempt but its result.
+        if !machine.isMember(peer) { emit(.peerChanged(peer, .connecting)) }
+        let promise = loop.makePromise(of: PeerID.self)
+        attempt(data.endpoints[...], peer: peer, invitation: invitation, connectTimeout: connectTimeout, failures: [], promise: promise)
+        return promise.futureResult.always { [self] result in
+            let succeeded = (try? result.get()) != nil
+            perform(machine.connectEnded(peer, endpoints: upgrading, succeeded: succeeded, now: .now()))
+            if case .failure(let error) = result, !machine.isMember(peer) {
+                emit(.peerChanged(peer, .notConnected(reason: error as? PeerMeshError)))
+            }
+        }
+    }
+
+    private func attempt(_ endpoints: ArraySlice<ConnectionData.Endpoint>, peer: PeerID, invitation: Frame.Invitation,
+                         connectTimeout: TimeAmount, failures: [String], promise: EventLoopPromise<PeerID>) {
+        guard let endpoint = endpoints.first, !isClosed else {
+            promise.fail(isClosed ? Self.closedError : PeerMeshError(
+                .connectionFailed,
+                "Could not reach \(peer) at any of its addresses (\(failures.joined(separator: "; "))); check that it is running and reachable."
+            ))
+            return
+        }
+        let address: SocketAddress
+        do { address = try SocketAddress(ipAddress: endpoint.host, port: Int(endpoint.port)) } catch {
+            attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
+                    failures: failures + ["\(endpoint): \(error)"], promise: promise)
+            return
+        }
+        ClientBootstrap(group: loop)
+            .connectTimeout(connectTimeout)
+            .channelOption(.writeBufferWaterMark, value: waterMark)
+            .channelInitializer { [self] channel in
+                loop.makeCompletedFuture {
+                    let link = try self.configure(channel, role: .connector, expectedPeer: peer, invitation: invitation)
+                    self.outgoing[ObjectIdentifier(link)] = (peer, promise)
+                }
+            }
+            .connect(to: address)
+            .whenFailure { [self] error in
+                attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
+                        failures: failures + ["\(endpoint): \(error)"], promise: promise)
+            }
+    }
+
+    @discardableResult
+    private func configure(_ channel: Channel, role: LinkRole, expectedPeer: PeerID?, invitation: Frame.Invitation?) throws -> LinkHandler {
+        if role == .acceptor, isClosed {
+            channel.close(promise: nil)
+            throw Self.closedError
+        }
+        var linkConfiguration = configuration.link
+        linkConfiguration.encryption = encryption
+        let nonce = Self.randomBytes(Preamble.nonceLength)
+        let pairingNonce = Self.randomBytes(VerificationCode.nonceLength)
+        let machine: LinkStateMachine = switch role {
+        case .connector:
+            .connector(identity: identity.local, configuration: linkConfiguration, nonce: nonce, pairingNonce: pairingNonce,
+                       expectedPeer: expectedPeer, invitation: invitation!, now: .now())
+        case .acceptor:
+            .acceptor(identity: identity.local, configuration: linkConfiguration, nonce: nonce, pairingNonce: pairingNonce, now: .now())
+        }
+        let preamble = PreambleHandler()
+        let link = LinkHandler(machine: machine, tls: tls, preambleHandler: preamble, tickInterval: configuration.tickInterval,
+                               delegate: self, frameHook: configuration.frameHook)
+        try channel.pipeline.syncOperations.addHandlers([
+            preamble,
+            ByteToMessageHandler(FrameDecoder(limits: configuration.frameLimits)),
+            link,
+        ])
+        let id = ObjectIdentifier(link)
+        links[id] = link
+        if role == .acceptor { evict(handshakes.admit(id, address: link.remoteAddress?.addressBytes ?? [])) }
+        return link
+    }
+
+    /// Closes incoming connections a budget displaced.
+    func evict(_ ids: [ObjectIdentifier]) {
+        for id in ids {
+            guard let link = links[id] else { continue }
+            evicted.insert(id)
+            link.leave()
+        }
+    }
+
+    /// An incoming connection's handshake ended (it holds an invitation now, is a member, or closed).
+    func releaseSlots(of id: ObjectIdentifier) {
+        openInvitations.removeValue(forKey: id)?.withdraw()
+        handshakes.release(id)
+        heldInvitations.release(id)
+        if let peer = links[id]?.peer?.peerID.keyID, invitationByPeer[peer] == id { invitationByPeer[peer] = nil }
+    }
+
+    private var waterMark: ChannelOptions.Types.WriteBufferWaterMark {
+        .init(low: configuration.outboundBufferLimit / 2, high: configuration.outboundBufferLimit)
+    }
+
+    // MARK: LinkDelegate
+
+    func link(_ link: LinkHandler, needsCertificateVerdictFor peer: VerifiedPeer) {
+        guard let handler = certificateHandler.withLockedValue({ $0 }) else {
+            link.certificateVerdict(accepted: true)
+            return
+        }
+        let certificate = PeerCertificate(derBytes: peer.certificateDER)
+        let loop = self.loop
+        // The handler may never answer: the link's own deadline then closes it, and a late verdict is ignored.
+        let box = NIOLoopBound(link, eventLoop: loop)
+        Task {
+            let accepted = await handler(peer.peerID, certificate)
+            loop.execute { box.value.certificateVerdict(accepted: accepted) }
+        }
+    }
+
+    func link(_ link: LinkHandler, receivedInvitationFrom peer: VerifiedPeer, context: [UInt8], deadline: NIODeadline) {
+        // The handshake is done; waiting for the app takes a slot of its own, one per peer.
+        let id = ObjectIdentifier(link)
+        handshakes.release(id)
+        if let older = invitationByPeer[peer.peerID.keyID], older != id, let superseded = links[older] {
+            heldInvitations.release(older)
+            superseded.invitationDecision(.decline)
+        }
+        invitationByPeer[peer.peerID.keyID] = id
+        evict(heldInvitations.admit(id, address: link.remoteAddress?.addressBytes ?? []))
+        if isFull {
+            link.invitationDecision(.sessionFull)
+            return
+        }
+        // A member already admitted through others asks for a direct link: the session already holds it, so the
+        // app is not asked again (its certificate handler was, for this connection).
+        if configuration.linksDirectlyWhenReachable, machine.isMember(peer.peerID) {
+            link.invitationDecision(.accept)
+            return
+        }
+        let box = NIOLoopBound(link, eventLoop: loop)
+        let loop = self.loop
+        let invitation = Invitation(
+            peer: peer.peerID, context: Data(context), certificate: PeerCertificate(derBytes: peer.certificateDER),
+            verificationCode: peer.verificationCode, deadline: deadline
+        ) { [self] decision in
+            loop.execute {
+                self.openInvitations[id] = nil
+                if case .accept = decision {
+                    if self.isFull {
+                        box.value.invitationDecision(.sessionFull)
+                        return
+                    }
+                    self.announcedIncoming.insert(ObjectIdentifier(box.value))
+                    if !self.machine.isMember(peer.peerID) { self.emit(.peerChanged(peer.peerID, .connecting)) }
+                }
+                box.value.invitationDecision(decision)
+            }
+        }
+        openInvitations[id] = invitation
+        emit(.invitation(invitation))
+    }
+
+    func link(_ link: LinkHandler, connected peer: PeerID) {
+        let id = ObjectIdentifier(link)
+        releaseSlots(of: id)
+        announcedIncoming.remove(id)
+        link.setAutoRead(isReading)
+        linkUp(link, peer: peer)
+        outgoing.removeValue(forKey: id)?.promise.succeed(peer)
+    }
+
+    func link(_ link: LinkHandler, receivedTransfer frame: TransferFrame, from peer: PeerID) {
+        guard machine.memberLinks.contains(ObjectIdentifier(link)) else { return }
+        transfers.handle(frame, from: peer)
+    }
+
+    func link(_ link: LinkHandler, received message: ByteBuffer, from peer: PeerID, mode: Frame.Mode) {
+        guard machine.memberLinks.contains(ObjectIdentifier(link)) else { return }
+        emit(.received(Data(message.readableBytesView), from: peer))
+    }
+
+    func link(_ link: LinkHandler, closedWith reason: PeerMeshError?) {
+        let id = ObjectIdentifier(link)
+        releaseSlots(of: id)
+        let wasEvicted = evicted.remove(id) != nil
+        links[id] = nil
+        let wasAnnounced = announcedIncoming.remove(id) != nil
+        if let pending = outgoing.removeValue(forKey: id) {
+            pending.promise.fail(reason ?? Self.closedError)
+        } else if machine.memberLinks.contains(id) {
+            // The peer stays a member if another path reaches it; otherwise it (and whoever we reached only
+            // through it) is reported `.notConnected`, this link's reason for this peer.
+            perform(machine.linkDown(id, reason: reason, now: .now()))
+        } else if wasAnnounced, let peer = link.peer?.peerID, !machine.isMember(peer) {
+            emit(.peerChanged(peer, .notConnected(reason: reason)))
+        } else if let reason, reason.code != .invitationDeclined, !wasEvicted,
+                  link.peer != nil || reason.code != .invitationTimedOut {
+            // Our own decline is the app's decision, not a failure worth reporting back to it; nor is a connection
+            // we displaced, or one that never said who it is and went silent (under a flood, thousands a minute).
+            emit(.incomingConnectionFailed(peer: link.peer?.peerID, reason))
+        }
+    }
+
+    private var isFull: Bool { machine.neighborCount + 1 >= configuration.maximumPeers }
+}

@@ -1,0 +1,79 @@
+import NIOCore
+
+/// A member's slot in a `MemberTable`: an index that stays valid for the session's life, so per-member state is
+/// found without hashing a 32-byte key again.
+public struct MemberHandle: Hashable, Sendable, Comparable {
+    let index: UInt32
+
+    public static func < (lhs: MemberHandle, rhs: MemberHandle) -> Bool { lhs.index < rhs.index }
+}
+
+/// Everything the session machine keeps about one member (or one it knows of but has not admitted yet), in one
+/// value. `Link` names a link to a neighbour; `Ticket` is what a sender waits on.
+struct MemberState<Link: Hashable, Ticket> {
+    /// A frame for the member's channel that waits for room, for the member's record, or for a path change to settle.
+    struct Parked {
+        var frame: Frame
+        var queue: OutboundQueue
+        var ticket: Ticket?
+        /// The whole message when this is the last fragment of a reliable message (reported if never acknowledged).
+        var endsMessage: ByteBuffer?
+    }
+
+    let keyID: [UInt8]
+    /// The member's identity as last seen in the roster or on a link.
+    var peer: PeerID
+    /// Our link to the member, when it is a neighbour.
+    var directLink: Link?
+    /// Reported to the app as `.connected`.
+    var announced = false
+    /// Its channel's frames wait for the record it publishes on a new link (it may be a new process with new keys).
+    var awaitingRecord = false
+    /// The end-to-end channel, derived from the session key in the member's latest record. Never dropped while the
+    /// session lasts: a channel derived again from the same keys would reuse sequence numbers as nonces.
+    var channel: EndToEndChannel?
+    var fragmenter = MessageFragmenter()
+    var reassembler: MessageReassembler?
+    var pairing: MemberPairing?
+    var parked = CircularBuffer<Parked>()
+    /// The link the channel's frames last went out on: when it changes, unacknowledged frames are sent again.
+    var channelLink: Link?
+    /// The relays the channel's frames last went through (`.some(nil)`: no route then; nil: never sent).
+    var channelRelays: [[UInt8]]??
+    /// When the channel last saw its acknowledgement move forward, and how many re-sends since.
+    var ackProgress: NIODeadline?
+    var retransmissions = 0
+    /// We owe the member an acknowledgement.
+    var owesAcknowledgement = false
+
+    init(keyID: [UInt8], peer: PeerID) {
+        self.keyID = keyID
+        self.peer = peer
+    }
+}
+
+/// The session's members by handle, with one index from key ID to handle.
+struct MemberTable<Link: Hashable, Ticket> {
+    private(set) var slots: [MemberState<Link, Ticket>] = []
+    private var byKey: [[UInt8]: MemberHandle] = [:]
+
+    /// The handle of the member with this key ID, if it has a slot.
+    func handle(_ keyID: [UInt8]) -> MemberHandle? { byKey[keyID] }
+
+    /// The member's handle, creating its slot on first sight.
+    mutating func handle(for peer: PeerID) -> MemberHandle {
+        if let existing = byKey[peer.keyID] { return existing }
+        let handle = MemberHandle(index: UInt32(slots.count))
+        slots.append(MemberState(keyID: peer.keyID, peer: peer))
+        byKey[peer.keyID] = handle
+        return handle
+    }
+
+    subscript(handle: MemberHandle) -> MemberState<Link, Ticket> {
+        get { slots[Int(handle.index)] }
+        _modify { yield &slots[Int(handle.index)] }
+    }
+
+    /// Every handle, in slot order.
+    var handles: [MemberHandle] { (0..<slots.count).map { MemberHandle(index: UInt32($0)) } }
+}

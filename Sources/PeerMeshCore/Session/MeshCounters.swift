@@ -1,0 +1,39 @@
+/// What the mesh layer counted: relayed traffic and what it refused.
+public struct MeshCounters: Sendable, Equatable {
+    /// All counters at zero.
+    public init() {}
+
+    /// Routed frames we forwarded for other members.
+    public var relayed = 0
+    /// Routed frames for us that failed their checks (forged, altered, spliced, malformed) and were dropped.
+    public var droppedForgeries = 0
+    /// Routed frames for us that were already delivered (a re-send after a path change, or a relay's replay).
+    public var droppedDuplicates = 0
+    /// Routed frames dropped because their hop limit ran out.
+    public var droppedHopLimit = 0
+    /// Routed frames dropped because no path to their destination was known.
+    public var droppedNoRoute = 0
+    /// Frames dropped because their member is not admitted: data from a member before both sides admitted each
+    /// other, and frames we would have relayed for a member we did not admit.
+    public var droppedUnadmitted = 0
+    /// Members others introduced that we refused (the admission handler said no, or did not answer in time).
+    public var refusedMembers = 0
+    /// Link-state records refused because their signature or form was bad.
+    public var invalidRecords = 0
+    /// Link-state records dropped because their member stayed unreachable (nobody vouched for it) too long.
+    public var expiredRecords = 0
+    /// Link-state records we published.
+    public var recordsPublished = 0
+    /// Routed frames we sent again (after a path change, or after 3 s without acknowledgement).
+    public var retransmitted = 0
+    /// Reliable messages for us that arrived ahead of a missing one and were left for the sender to send again.
+    public var heldBack = 0
+    /// End-to-end acknowledgements we sent.
+    public var acknowledgementsSent = 0
+    /// Bytes of LinkState frames we wrote to our links (our own records and those we flooded on; frame
+    /// headers included, TLS record overhead not): the control traffic that builds the roster.
+    public var linkStateBytesSent = 0
+    /// Bytes of Routed frames other than acknowledgements that we wrote to our links: frames we originated
+    /// (sealed for relays, or with the unsealed header on our own link to the member), sent again, or relayed.
+    public var routedBytesSent = 0
+}

@@ -1,0 +1,87 @@
+import NIOCore
+
+/// Admission of members that others introduce (`MemberAdmissions`): we pair with each, ask the app with the member's
+/// code (`.askAdmission`), send our decision, and report the member only once both sides admitted each other.
+extension SessionMachine {
+    /// Introduces the reachable members that are new and reached only through others: without the app deciding they
+    /// are admitted at once; otherwise we pair with each first (the app gets the code). Forgets what waited for
+    /// members that went before they were admitted.
+    mutating func introduceRelayedMembers(reachable: [MemberHandle], reachableSet: Set<MemberHandle>, now: NIODeadline) {
+        let relayed = reachable.filter { members[$0].directLink == nil && !members[$0].announced }
+            .map { members[$0].keyID }
+            .sorted { $0.lexicographicallyPrecedes($1) }
+            .compactMap { key in mesh.nextHop(to: key).map { (key: key, introducer: $0) } }
+        let introduced = admissions.update(relayed: relayed, now: now)
+        if asksAdmission, !introduced.isEmpty { admissionChecks.append(now + settings.admissionTimeout) }
+        for key in introduced {
+            if !asksAdmission {
+                _ = admissions.decide(key, .admitted)
+                tellDecision(key, .admitted, now: now)
+            } else if let handle = members.handle(key) {
+                renewPairing(handle, now: now)
+            }
+        }
+        for handle in members.handles where !reachableSet.contains(handle) && !members[handle].announced {
+            for item in members[handle].parked { if let ticket = item.ticket { out.append(.fail(ticket, Self.closedError)) } }
+            members[handle].parked.removeAll()
+            members[handle].pairing = nil
+        }
+    }
+
+    /// The pairing with a member that waits for admission finished: it joins the questions for the app.
+    mutating func pairingFinished(_ handle: MemberHandle, now: NIODeadline) {
+        admissions.pairingFinished(members[handle].keyID, now: now)
+        askNextQuestions(now: now)
+    }
+
+    /// Asks the app about the waiting members that have a question slot now.
+    private mutating func askNextQuestions(now: NIODeadline) {
+        guard asksAdmission else { return }
+        let asked = admissions.nextQuestions(now: now)
+        if !asked.isEmpty { admissionChecks.append(now + settings.admissionTimeout) }
+        for key in asked {
+            guard let peer = mesh.member(key), let code = members.handle(key).flatMap({ members[$0].pairing?.code }) else {
+                decide(key, .refused, now: now)
+                continue
+            }
+            let introducer = mesh.nextHop(to: key).flatMap { mesh.member($0) } ?? peer
+            out.append(.askAdmission(peer: peer, introducer: introducer, code: code))
+        }
+    }
+
+    /// Records our decision, tells the member (bound to its session key), and updates who is a member.
+    mutating func decide(_ key: [UInt8], _ decision: MemberAdmissions.Decision, now: NIODeadline) {
+        guard !isClosed, admissions.decide(key, decision) else { return }
+        tellDecision(key, decision, now: now)
+        askNextQuestions(now: now)
+        refreshMembership(now: now)
+    }
+
+    private mutating func tellDecision(_ key: [UInt8], _ decision: MemberAdmissions.Decision, now: NIODeadline) {
+        if decision == .refused {
+            counters.refusedMembers += 1
+            if let handle = members.handle(key) { members[handle].pairing = nil }
+        }
+        guard let sessionKey = mesh.sessionKey(of: key), let handle = knownMember(key) else { return }
+        let frame = PairingFrame(step: decision == .admitted ? .admit : .refuse, encryption: settings.encryption, value: sessionKey)
+        sendOnChannel(Parked(frame: .pairing(frame), queue: .control, ticket: nil, endsMessage: nil), to: handle, now: now)
+    }
+
+    /// A member's decision about us.
+    mutating func receivedDecision(_ frame: PairingFrame, from handle: MemberHandle, now: NIODeadline) {
+        // A decision made for an earlier session of ours is stale: the member will decide about this one.
+        guard frame.value == ownSessionKey else { return }
+        admissions.remoteDecided(members[handle].keyID, frame.step == .admit ? .admitted : .refused, forOurSession: ownSessionKey)
+        refreshMembership(now: now)
+    }
+
+    /// Each stage of an introduced member's admission must end within `admissionTimeout` (`MemberAdmissions.expire`).
+    mutating func expireAdmissions(now: NIODeadline) {
+        let expired = admissions.expire(now: now, timeout: settings.admissionTimeout)
+        for key in expired.forgotten { if let handle = members.handle(key) { members[handle].pairing = nil } }
+        let refused = expired.refused.sorted { $0.lexicographicallyPrecedes($1) }
+        for key in refused { tellDecision(key, .refused, now: now) }
+        if !refused.isEmpty { askNextQuestions(now: now) }
+        if !expired.forgotten.isEmpty || !refused.isEmpty { refreshMembership(now: now) }
+    }
+}

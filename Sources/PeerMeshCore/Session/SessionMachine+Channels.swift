@@ -1,0 +1,176 @@
+import NIOCore
+
+/// Members' end-to-end channels: every frame to a member — neighbour or not — gets the channel's next sequence and is
+/// kept until the member acknowledges it, so a path change (a cut link, a dead relay, a new direct link) loses
+/// nothing. On our own link to the member frames go unsealed (TLS protects that hop); through relays they are sealed.
+extension SessionMachine {
+    typealias Parked = MemberState<Link, Ticket>.Parked
+
+    /// The member's channel, derived from the session key in its latest signed record (derived again when that key
+    /// changes: the member started a new session). False while no record gave us its key.
+    mutating func ensureChannel(_ handle: MemberHandle) -> Bool {
+        let keyID = members[handle].keyID
+        guard let key = mesh.sessionKey(of: keyID) else { return false }
+        if let existing = members[handle].channel, existing.peerSessionKey == key { return true }
+        members[handle].channel = try? EndToEndChannel(me: me.keyID, ownSessionKey: sessionPrivateKey, peer: keyID, peerSessionKey: key)
+        return members[handle].channel != nil
+    }
+
+    /// Splits a message into the member's Data frames and sends them on its channel; the ticket waits on the last.
+    mutating func sendMessage(_ message: ByteBuffer, to handle: MemberHandle, mode: Frame.Mode, ticket: Ticket, now: NIODeadline) {
+        let frames = members[handle].fragmenter.fragments(of: message, source: me.keyID, destination: members[handle].keyID, mode: mode)
+        for (index, frame) in frames.enumerated() {
+            let last = index == frames.count - 1
+            sendOnChannel(Parked(frame: frame, queue: .messages, ticket: last ? ticket : nil,
+                                 endsMessage: last && mode == .reliable ? message : nil), to: handle, now: now)
+        }
+    }
+
+    /// Sends a frame on the member's channel now, or parks it while the channel is full (back-pressure that reaches
+    /// the sender: its ticket waits), while the member's record has not arrived, or while a path change settles.
+    mutating func sendOnChannel(_ item: Parked, to handle: MemberHandle, now: NIODeadline) {
+        if members[handle].parked.isEmpty, let link = settledLink(handle, now: now), members[handle].channel?.hasRoom == true {
+            transmit(item, to: handle, on: link, now: now)
+        } else {
+            members[handle].parked.append(item)
+        }
+    }
+
+    /// Sends what waited for the member's channel, in order, as far as room and the path allow.
+    mutating func drainParked(_ handle: MemberHandle, now: NIODeadline) {
+        guard !members[handle].parked.isEmpty, let link = settledLink(handle, now: now), channelIsOpen(handle) else { return }
+        while let item = members[handle].parked.first, members[handle].channel?.hasRoom == true {
+            members[handle].parked.removeFirst()
+            transmit(item, to: handle, on: link, now: now)
+        }
+    }
+
+    /// The link the member's channel sends on now. When the first hop changed and the old link is gone, everything
+    /// unacknowledged goes again on the new one first (the receiver drops what it already had). When the old link
+    /// still works (a shorter path appeared), new frames wait until the old path's frames are acknowledged, so
+    /// that the faster path cannot overtake them; the re-send timer ends a wait that would never end.
+    mutating func settledLink(_ handle: MemberHandle, now: NIODeadline) -> Link? {
+        let key = members[handle].keyID
+        // A peer whose record has not arrived on its new link may be a new process with new keys: wait for it.
+        guard !members[handle].awaitingRecord, let hop = mesh.nextHop(to: key), let link = directLink(hop),
+              ensureChannel(handle) else { return nil }
+        if members[handle].channelLink == link { return link }
+        if let old = members[handle].channelLink, links[old] != nil, members[handle].channel!.inFlight > 0 { return nil }
+        moveChannel(handle, onto: link, direct: hop == key, now: now)
+        return link
+    }
+
+    /// Points the channel at `link`, sending everything unacknowledged again on it.
+    mutating func moveChannel(_ handle: MemberHandle, onto link: Link, direct: Bool, now: NIODeadline) {
+        members[handle].channelLink = link
+        members[handle].channelRelays = .some(mesh.relays(to: members[handle].keyID))
+        guard members[handle].channel?.inFlight ?? 0 > 0 else { return }
+        let frames = members[handle].channel!.unacknowledged(direct: direct, hopLimit: settings.maximumHops, encrypt: settings.encryption != .none)
+        for frame in frames { out.append(.write(.routed(frame), on: link, queue: .messages, handOver: nil)) }
+        counters.retransmitted += frames.count
+        members[handle].ackProgress = now
+    }
+
+    private mutating func transmit(_ item: Parked, to handle: MemberHandle, on link: Link, now: NIODeadline) {
+        guard members[handle].channel != nil else { return }
+        var inner = ByteBuffer()
+        inner.reserveCapacity(item.frame.wireSize)
+        item.frame.write(into: &inner)
+        // In place (`channel!.`): a copy taken out and stored back would copy every retained frame each time.
+        let routed = members[handle].directLink == link
+            ? members[handle].channel!.wrapDirect(inner)
+            : members[handle].channel!.seal(inner, hopLimit: settings.maximumHops, encrypt: settings.encryption != .none)
+        if let message = item.endsMessage { members[handle].channel!.noteMessageEnd(message) }
+        if members[handle].channel!.inFlight == 1 { members[handle].ackProgress = now }
+        startRetransmissionTimer(now: now)
+        // Handed over once the first hop takes it; if that hop dies first, the frame is kept and sent again on the
+        // next path, so only losing the member fails it (`writeFailed`).
+        out.append(.write(.routed(routed), on: link, queue: item.queue, handOver: item.ticket.map { HandOver(waiting: [(handle, $0)]) }))
+    }
+
+    /// The member is unreachable: what waited fails, what was not acknowledged is reported, nothing is re-sent.
+    mutating func abandonChannel(_ handle: MemberHandle, reason: PeerMeshError) {
+        members[handle].channelLink = nil
+        members[handle].channelRelays = nil
+        members[handle].ackProgress = nil
+        members[handle].retransmissions = 0
+        for item in members[handle].parked { if let ticket = item.ticket { out.append(.fail(ticket, reason)) } }
+        members[handle].parked.removeAll()
+        guard let messages = members[handle].channel?.unacknowledgedMessages else { return }
+        members[handle].channel!.abandonUnacknowledged()
+        if !messages.isEmpty { out.append(.event(.undelivered(messages, to: members[handle].peer, reason: reason))) }
+    }
+
+    /// After the roster changed, moves every channel whose path changed to its new path.
+    mutating func rerouteChannels(now: NIODeadline) {
+        for handle in members.handles where (members[handle].channelLink != nil || !members[handle].parked.isEmpty) && channelIsOpen(handle) {
+            let key = members[handle].keyID
+            // Same first hop, but the relays behind it changed (one of them left): what they held is lost, and we
+            // would see no link of ours fail. Send it again now rather than at the re-send timeout.
+            let relays = mesh.relays(to: key)
+            if let sent = members[handle].channelRelays, sent != relays, let hop = mesh.nextHop(to: key),
+               let link = directLink(hop), members[handle].channelLink == link {
+                moveChannel(handle, onto: link, direct: hop == key, now: now)
+            }
+            members[handle].channelRelays = .some(relays)
+            drainParked(handle, now: now)
+        }
+    }
+
+    mutating func startRetransmissionTimer(now: NIODeadline) {
+        if retransmitCheckAt == nil, !isClosed { retransmitCheckAt = now + .milliseconds(500) }
+    }
+
+    /// Every half second while frames are in flight: a channel whose oldest frames were not acknowledged for three
+    /// seconds (lost behind the first hop, where we see no link fail) sends them again on its current best path.
+    mutating func retransmitStalled(now: NIODeadline) {
+        var idle = true
+        for handle in members.handles where members[handle].channel?.inFlight ?? 0 > 0 && channelIsOpen(handle) {
+            idle = false
+            let key = members[handle].keyID
+            // A last resort (path changes re-send at once): 3 s, so that acknowledgements slowed by a busy machine do
+            // not double traffic, then backing off (6 s, 12 s ... 48 s) to bound what a stalled receiver costs relays.
+            let waited = members[handle].retransmissions
+            guard now - (members[handle].ackProgress ?? now) >= .seconds(3 << Int64(min(waited, 4))),
+                  let hop = mesh.nextHop(to: key), let link = directLink(hop) else { continue }
+            members[handle].retransmissions = waited + 1
+            moveChannel(handle, onto: link, direct: hop == key, now: now)
+            drainParked(handle, now: now)
+        }
+        retransmitCheckAt = idle ? nil : now + .milliseconds(500)
+    }
+
+    // MARK: Acknowledging
+
+    /// Acknowledges what we accepted from the member within 10 ms (acknowledgements are cumulative, so one covers
+    /// everything that arrived meanwhile).
+    mutating func accept(_ routed: RoutedFrame, from handle: MemberHandle, now: NIODeadline) {
+        members[handle].channel?.accept(routed)
+        guard !members[handle].owesAcknowledgement else { return }
+        members[handle].owesAcknowledgement = true
+        acknowledgementsOwed.append(handle)
+        if acknowledgeAt == nil { acknowledgeAt = now + .milliseconds(10) }
+    }
+
+    mutating func sendAcknowledgements() {
+        let owed = acknowledgementsOwed
+        acknowledgementsOwed.removeAll(keepingCapacity: true)
+        for handle in owed {
+            members[handle].owesAcknowledgement = false
+            guard members[handle].channel != nil, let hop = mesh.nextHop(to: members[handle].keyID), let link = directLink(hop),
+                  let ack = members[handle].channel!.makeAcknowledgement(hopLimit: settings.maximumHops) else { continue }
+            out.append(.write(.routed(ack), on: link, queue: .control, handOver: nil))
+            counters.acknowledgementsSent += 1
+        }
+    }
+}
+
+extension ByteBuffer {
+    /// A copy of `other`'s readable bytes in storage of their own size: a relayed frame's payload is a slice of the
+    /// read buffer, and queued as it is, each frame waiting for the next link would keep a whole read buffer alive.
+    init(compacting other: ByteBuffer) {
+        self = ByteBufferAllocator().buffer(capacity: other.readableBytes)
+        var source = other
+        writeBuffer(&source)
+    }
+}

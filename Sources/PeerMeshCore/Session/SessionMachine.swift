@@ -1,0 +1,403 @@
+import Crypto
+import NIOCore
+
+/// The session's protocol as one value: the roster and routes, every member's state (end-to-end channel, retained
+/// frames, acknowledgements, re-sending, parking, reassembly, pairing, admission), relaying, multicast splitting
+/// and direct-upgrade decisions.
+///
+/// It performs no I/O and reads no clock. A shell feeds it inputs — a link came up or went down, a frame arrived on
+/// a link, the app sends, time passed (`tick(now:)`) — and performs the `Directive`s each input returns, in order:
+/// write a frame on a link, complete what a sender waits on, tell the app, dial a member, ask the app about a
+/// member. `nextDeadline` says when the shell must call `tick(now:)` next. The same machine runs over real links
+/// (`SessionCore`) and in the deterministic simulator (tests).
+///
+/// `Link` names a link to a neighbour (connected: its handshake and invitation are done); `Ticket` is what a
+/// sender waits on, completed by `.succeed` or `.fail` once the first hop took the frame (or it cannot be sent).
+public struct SessionMachine<Link: Hashable, Ticket> {
+    /// The settings the machine's rules depend on.
+    public struct Settings: Sendable {
+        /// Whether what crosses relays is encrypted end to end (`.required`: also refuse what is not).
+        public var encryption: EncryptionPreference
+        /// The hop limit of routed frames we originate.
+        public var maximumHops: UInt8
+        /// Bounds for decoding inner frames.
+        public var frameLimits: FrameLimits
+        /// The largest message reassembled from a member.
+        public var maximumMessageSize: Int
+        /// The most members in the session, us included (bounds our direct links).
+        public var maximumPeers: Int
+        /// Whether we link directly to members reached through others when they publish where they listen.
+        public var linksDirectlyWhenReachable: Bool
+        /// How long each stage of an introduced member's admission may take.
+        public var admissionTimeout: TimeAmount
+        /// Bounds on introduced members' admissions.
+        public var admissionLimits: MemberAdmissions.Limits
+
+        /// Settings with every value given.
+        public init(encryption: EncryptionPreference, maximumHops: UInt8, frameLimits: FrameLimits, maximumMessageSize: Int,
+                    maximumPeers: Int, linksDirectlyWhenReachable: Bool, admissionTimeout: TimeAmount,
+                    admissionLimits: MemberAdmissions.Limits) {
+            self.encryption = encryption
+            self.maximumHops = maximumHops
+            self.frameLimits = frameLimits
+            self.maximumMessageSize = maximumMessageSize
+            self.maximumPeers = maximumPeers
+            self.linksDirectlyWhenReachable = linksDirectlyWhenReachable
+            self.admissionTimeout = admissionTimeout
+            self.admissionLimits = admissionLimits
+        }
+    }
+
+    /// Tickets handed to the first hop with a frame: if the write fails, `writeFailed(_:)` decides each one.
+    public struct HandOver {
+        let waiting: [(member: MemberHandle, ticket: Ticket)]
+    }
+
+    /// What the shell does for the machine, in the order given.
+    public enum Directive {
+        /// Queue `frame` on `link`'s outbound `queue`; when the connection takes it, complete `handOver`'s tickets
+        /// (or call `writeFailed` if it cannot).
+        case write(Frame, on: Link, queue: OutboundQueue, handOver: HandOver?)
+        /// Forward a routed frame we relay for others (a test seam may rewrite it on the way out).
+        case forward(RoutedFrame, on: Link)
+        /// Forward a multicast frame we relay for others.
+        case forwardMulticast(MulticastFrame, on: Link)
+        /// Drop what `link` still queues for a cancelled transfer.
+        case purge(transfer: UInt64, on: Link, PeerMeshError)
+        /// The frame a sender waited on was handed to its first hop (or will be sent again on the next path).
+        case succeed(Ticket)
+        /// It cannot be sent.
+        case fail(Ticket, PeerMeshError)
+        /// Tell the app or the transfers.
+        case event(Event)
+        /// Close a link that a newer link to the same member replaced.
+        case close(Link)
+        /// Try a direct link to a member reached through others (then report `connectEnded`).
+        case dial(PeerID, [ConnectionData.Endpoint])
+        /// Ask the app whether to admit a member that a neighbour introduced; answer with `admissionAnswered`.
+        case askAdmission(peer: PeerID, introducer: PeerID, code: String)
+    }
+
+    /// What the app and the transfers hear.
+    public enum Event {
+        /// The member is reachable and admitted.
+        case connected(PeerID)
+        /// The member is no longer reachable (or we left); `reason` says why.
+        case notConnected(PeerID, reason: PeerMeshError?)
+        /// A whole message from a member.
+        case received(ByteBuffer, from: PeerID)
+        /// Reliable messages that may not have arrived, because the member went away before acknowledging them.
+        case undelivered([ByteBuffer], to: PeerID, reason: PeerMeshError)
+        /// The member's verification code is known (ask `pairing(of:)`).
+        case verified(PeerID)
+        /// A transfer frame from a member.
+        case transfer(TransferFrame, from: PeerID)
+        /// The member's transfers lost their path (they suspend, or resume with `transfersResumable`).
+        case transfersSuspended(PeerID)
+        /// The member's transfers have a path again.
+        case transfersResumable(PeerID)
+        /// The members reported `.connected`, sorted, changed.
+        case rosterChanged([PeerID])
+    }
+
+    /// What can be sent to a member right now.
+    public enum Reach: Equatable {
+        /// Not a member and not a neighbour: nothing can be sent.
+        case none
+        /// A member or a neighbour: frames go on its channel (waiting for its record if it has none yet).
+        case channel
+    }
+
+    let settings: Settings
+    let identity: LocalIdentity
+    let sessionPrivateKey: Curve25519.KeyAgreement.PrivateKey
+    /// Our session key, as our record carries it (and as members' admission decisions about us name it).
+    public let ownSessionKey: [UInt8]
+    var random: any RandomNumberGenerator
+    var members = MemberTable<Link, Ticket>()
+    /// Our connected links, to the member at the other end.
+    var links: [Link: MemberHandle] = [:]
+    var mesh: MeshRoster
+    /// Where introduced members' admissions stand.
+    public internal(set) var admissions: MemberAdmissions
+    var dials = DialBudget()
+    /// Members someone is dialling (the app, or our direct upgrade).
+    var connecting: Set<[UInt8]> = []
+    /// Where we listen, published in our record, and the addresses our links' peers have.
+    var listeningEndpoints: [ConnectionData.Endpoint] = []
+    var linkAddresses: [Link: [UInt8]] = [:]
+    var multicastLinks: Set<Link> = []
+    /// Whether the app decides about introduced members (otherwise they are admitted at once).
+    public var asksAdmission = false
+    /// What the mesh layer counted.
+    public internal(set) var counters = MeshCounters()
+    public private(set) var isClosed = false
+    var publishAt: NIODeadline?
+    var acknowledgeAt: NIODeadline?
+    var acknowledgementsOwed: [MemberHandle] = []
+    var retransmitCheckAt: NIODeadline?
+    var recordExpiryAt: NIODeadline?
+    var admissionChecks: [NIODeadline] = []
+    var directRetryAt: NIODeadline?
+    var out: [Directive] = []
+
+    /// A machine for the session of `identity`, with the session key it publishes; `recordVersion` should grow
+    /// across restarts (wall-clock based) so a restarted member's records supersede its old ones. `random` makes
+    /// pairing nonces (the system's generator in production; a seeded one in simulation).
+    public init(identity: LocalIdentity, sessionKey: Curve25519.KeyAgreement.PrivateKey, recordVersion: UInt64,
+                settings: Settings, random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
+        self.settings = settings
+        self.identity = identity
+        self.sessionPrivateKey = sessionKey
+        self.ownSessionKey = Array(sessionKey.publicKey.rawRepresentation)
+        self.random = random
+        self.mesh = MeshRoster(me: identity.peerID, initialVersion: recordVersion)
+        self.admissions = MemberAdmissions(limits: settings.admissionLimits)
+    }
+
+    var me: PeerID { identity.peerID }
+
+    /// Returns what the last input asked for and starts a new list.
+    mutating func flush() -> [Directive] {
+        defer { out.removeAll(keepingCapacity: true) }
+        return out
+    }
+
+    // MARK: Inputs
+
+    /// A link's handshake and invitation are done: `peer` is our neighbour on it. `multicast`: the link agreed on
+    /// multicast frames; `address`: the peer's IP address bytes (direct upgrades prefer addresses like these).
+    public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, address: [UInt8]?, now: NIODeadline) -> [Directive] {
+        let handle = members.handle(for: peer)
+        let previous = members[handle].directLink
+        // Unless it is a member we already reach through others (an upgrade), the peer may be a new process with the
+        // same identity: its channel waits for the record it publishes on this link.
+        if previous != nil || !members[handle].announced { members[handle].awaitingRecord = true }
+        if let previous, previous != link {
+            // The same identity connected again (e.g. restarted): the newest link wins.
+            out.append(.event(.transfersSuspended(peer)))
+            forgetLink(previous)
+            out.append(.close(previous))
+        }
+        members[handle].peer = peer
+        members[handle].directLink = link
+        links[link] = handle
+        linkAddresses[link] = address
+        if multicast { multicastLinks.insert(link) }
+        admissions.linked(peer.keyID)
+        directLinksChanged(newLink: link, now: now)
+        return flush()
+    }
+
+    /// A link closed. When it was a member's link, the member stays if another path reaches it; otherwise it (and
+    /// whoever we reached only through it) is reported `.notConnected` with `reason`.
+    public mutating func linkDown(_ link: Link, reason: PeerMeshError?, now: NIODeadline) -> [Directive] {
+        guard let handle = links[link] else { return [] }
+        forgetLink(link)
+        directLinksChanged(newLink: nil, lost: (handle, reason), now: now)
+        return flush()
+    }
+
+    private mutating func forgetLink(_ link: Link) {
+        if let handle = links.removeValue(forKey: link), members[handle].directLink == link { members[handle].directLink = nil }
+        linkAddresses[link] = nil
+        multicastLinks.remove(link)
+    }
+
+    /// A mesh frame (link state, routed, multicast) arrived on a member's link.
+    public mutating func received(_ frame: Frame, on link: Link, now: NIODeadline) -> [Directive] {
+        guard !isClosed, let neighbor = links[link] else { return [] }
+        switch frame {
+        case .linkState(let record): receivedRecord(record, frame: frame, from: neighbor, now: now)
+        case .routed(let routed): receivedRouted(routed, from: neighbor, now: now)
+        case .multicast(let multicast): receivedMulticast(multicast, now: now)
+        default: break
+        }
+        return flush()
+    }
+
+    /// Sends `message` to each of `peers` (one copy per shared link where paths share one); `ticket(peer)` makes
+    /// what the sender waits on for each. Throws, sending nothing, when one of them cannot be reached.
+    public mutating func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode, now: NIODeadline,
+                              ticket: (PeerID) -> Ticket) throws(PeerMeshError) -> [Directive] {
+        if isClosed { throw Self.closedError }
+        var handles: [MemberHandle] = []
+        handles.reserveCapacity(peers.count)
+        for peer in peers {
+            guard let handle = members.handle(peer.keyID), reach(handle) == .channel else {
+                throw PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent.")
+            }
+            handles.append(handle)
+        }
+        let unicast = handles.count > 1 ? sendMulticast(message, to: handles, mode: mode, now: now, ticket: ticket) : handles
+        for handle in unicast { sendMessage(message, to: handle, mode: mode, ticket: ticket(members[handle].peer), now: now) }
+        return flush()
+    }
+
+    /// Sends a transfer or control frame on `peer`'s channel, on `queue`.
+    public mutating func send(_ frame: Frame, on queue: OutboundQueue, to peer: PeerID, ticket: Ticket?, now: NIODeadline) -> [Directive] {
+        guard let handle = members.handle(peer.keyID), reach(handle) == .channel else {
+            if let ticket { out.append(.fail(ticket, PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))) }
+            return flush()
+        }
+        sendOnChannel(.init(frame: frame, queue: queue, ticket: ticket, endsMessage: nil), to: handle, now: now)
+        return flush()
+    }
+
+    /// Drops what a cancelled transfer to `peer` still had waiting, here and on the first hop.
+    public mutating func purge(transfer id: UInt64, to peer: PeerID, error: PeerMeshError) -> [Directive] {
+        guard let handle = members.handle(peer.keyID) else { return [] }
+        var kept = CircularBuffer<MemberState<Link, Ticket>.Parked>()
+        for item in members[handle].parked {
+            if item.queue == .transfer(id) {
+                if let ticket = item.ticket { out.append(.fail(ticket, error)) }
+            } else {
+                kept.append(item)
+            }
+        }
+        members[handle].parked = kept
+        if let hop = mesh.nextHop(to: peer.keyID), let link = directLink(hop) { out.append(.purge(transfer: id, on: link, error)) }
+        return flush()
+    }
+
+    /// The first hop could not take a frame: a member still reachable gets it again on its next path, so its
+    /// sender may go on; for one that is gone, the write's error stands.
+    public func writeFailed(_ handOver: HandOver, error: PeerMeshError) -> [Directive] {
+        handOver.waiting.map { members[$0.member].announced ? .succeed($0.ticket) : .fail($0.ticket, error) }
+    }
+
+    /// The write carrying `handOver` went to the connection.
+    public func written(_ handOver: HandOver) -> [Directive] { handOver.waiting.map { .succeed($0.ticket) } }
+
+    /// Time passed: acknowledge, re-send, publish, expire and retry what is due by `now`.
+    public mutating func tick(now: NIODeadline) -> [Directive] {
+        guard !isClosed else { return [] }
+        if let due = acknowledgeAt, due <= now {
+            acknowledgeAt = nil
+            sendAcknowledgements()
+        }
+        if let due = publishAt, due <= now {
+            publishAt = nil
+            publishOwnRecord(now: now)
+        }
+        if let due = retransmitCheckAt, due <= now { retransmitStalled(now: now) }
+        if let due = recordExpiryAt, due <= now {
+            recordExpiryAt = nil
+            counters.expiredRecords += mesh.expire(now: now)
+            recordExpiryAt = mesh.nextExpiry
+        }
+        if admissionChecks.contains(where: { $0 <= now }) {
+            admissionChecks.removeAll { $0 <= now }
+            expireAdmissions(now: now)
+        }
+        if let due = directRetryAt, due <= now {
+            directRetryAt = nil
+            linkDirectlyWhereReachable(now: now)
+        }
+        return flush()
+    }
+
+    /// When `tick(now:)` is next due (nil: nothing is scheduled).
+    public var nextDeadline: NIODeadline? {
+        [acknowledgeAt, publishAt, retransmitCheckAt, recordExpiryAt, admissionChecks.min(), directRetryAt].compactMap { $0 }.min()
+    }
+
+    /// Where we listen changed (our record publishes it, for members to link to us directly).
+    public mutating func listening(on endpoints: [ConnectionData.Endpoint], now: NIODeadline) -> [Directive] {
+        listeningEndpoints = endpoints
+        if !links.isEmpty { directLinksChanged(newLink: nil, now: now) }
+        return flush()
+    }
+
+    /// A link wrote a mesh frame of `bytes` bytes (counted in `MeshCounters.linkStateBytesSent`, `routedBytesSent`).
+    public mutating func wrote(_ frame: Frame, bytes: Int) {
+        switch frame {
+        case .linkState: counters.linkStateBytesSent += bytes
+        case .routed(let routed) where routed.flags & EndToEndChannel.ackFlag == 0: counters.routedBytesSent += bytes
+        default: break
+        }
+    }
+
+    /// Whether someone is dialling `peer`.
+    public func isConnecting(_ peer: PeerID) -> Bool { connecting.contains(peer.keyID) }
+
+    /// Someone started dialling `peer` (the app, or a `.dial` directive).
+    public mutating func connectStarted(_ peer: PeerID) { connecting.insert(peer.keyID) }
+
+    /// A dial of `peer` ended. For a `.dial` of ours, `endpoints` are the addresses it tried: a failure backs them off.
+    public mutating func connectEnded(_ peer: PeerID, endpoints: [ConnectionData.Endpoint]?, succeeded: Bool, now: NIODeadline) -> [Directive] {
+        connecting.remove(peer.keyID)
+        guard let endpoints else { return [] }
+        dials.finished(endpoints, succeeded: succeeded, now: now)
+        // A slot is free again: members that waited for one may go now.
+        linkDirectlyWhereReachable(now: now)
+        return flush()
+    }
+
+    /// The app answered whether to admit a member it was asked about.
+    public mutating func admissionAnswered(_ peer: PeerID, admitted: Bool, now: NIODeadline) -> [Directive] {
+        decide(peer.keyID, admitted ? .admitted : .refused, now: now)
+        return flush()
+    }
+
+    /// The app asked how `peer`'s traffic is protected: starts an end-to-end pairing unless one is under way for the
+    /// member's current keys. Returns the pairing (nil when `peer` is not a member).
+    public mutating func requestPairing(with peer: PeerID, now: NIODeadline) -> (pairing: MemberPairing?, directives: [Directive]) {
+        guard let handle = members.handle(peer.keyID), members[handle].announced else { return (nil, []) }
+        renewPairing(handle, now: now)
+        return (members[handle].pairing, flush())
+    }
+
+    /// We leave: what waits for room fails; links close one by one (each `linkDown` then reports who went).
+    public mutating func close() -> [Directive] {
+        guard !isClosed else { return [] }
+        isClosed = true
+        for handle in members.handles {
+            for item in members[handle].parked { if let ticket = item.ticket { out.append(.fail(ticket, Self.closedError)) } }
+            members[handle].parked.removeAll()
+        }
+        return flush()
+    }
+
+    // MARK: Questions
+
+    /// Whether frames can go to `peer` now.
+    public func reach(_ peer: PeerID) -> Reach { members.handle(peer.keyID).map(reach) ?? .none }
+
+    func reach(_ handle: MemberHandle) -> Reach {
+        members[handle].announced || members[handle].directLink != nil ? .channel : .none
+    }
+
+    /// Whether `peer` is reported `.connected`.
+    public func isMember(_ peer: PeerID) -> Bool { members.handle(peer.keyID).map { members[$0].announced } ?? false }
+
+    /// How `peer` is reached now, or nil when it is not a member.
+    public func route(to peer: PeerID) -> Route? {
+        guard isMember(peer) else { return nil }
+        if directLink(peer.keyID) != nil { return .direct }
+        return mesh.route(to: peer.keyID)
+    }
+
+    /// Our link to the neighbour with this key ID.
+    public func directLink(_ keyID: [UInt8]) -> Link? { members.handle(keyID).flatMap { members[$0].directLink } }
+
+    /// Our connected links.
+    public var memberLinks: Dictionary<Link, MemberHandle>.Keys { links.keys }
+
+    /// How many neighbours we have.
+    public var neighborCount: Int { links.count }
+
+    /// The end-to-end pairing with a member, if one was started.
+    public func pairing(of peer: PeerID) -> MemberPairing? { members.handle(peer.keyID).flatMap { members[$0].pairing } }
+
+    /// The members reported `.connected`, sorted.
+    public var roster: [PeerID] { members.slots.filter(\.announced).map(\.peer).sorted() }
+
+    static var closedError: PeerMeshError { PeerMeshError(.sessionClosed, "The session was disconnected; create a new one.") }
+
+    mutating func randomBytes(_ count: Int) -> [UInt8] {
+        (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+    }
+}
+
+extension SessionMachine.HandOver: Sendable where Ticket: Sendable {}
