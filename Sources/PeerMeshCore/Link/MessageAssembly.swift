@@ -37,6 +37,7 @@ public struct MessageReassembler: Sendable {
     public let maximumMessageSize: Int
     private var partial: [Frame.Mode: Partial] = [:]
     private var expectedReliable: UInt64 = 0
+    private var resynchronizing = false
     /// Reliable fragments dropped because their message was already delivered.
     public private(set) var duplicatesDropped = 0
 
@@ -44,10 +45,21 @@ public struct MessageReassembler: Sendable {
     public init(maximumMessageSize: Int) { self.maximumMessageSize = maximumMessageSize }
 
     /// Whether `frame` belongs to a reliable message after the one expected next: an earlier one is missing.
-    public func isAhead(_ frame: Frame.DataFrame) -> Bool { frame.mode == .reliable && frame.sequence > expectedReliable }
+    public func isAhead(_ frame: Frame.DataFrame) -> Bool { frame.mode == .reliable && !resynchronizing && frame.sequence > expectedReliable }
+
+    /// The sender gave up on everything it had not delivered (and reported it undelivered to its app): partial
+    /// messages are dropped, and its next reliable message, whatever its number, is the one expected.
+    public mutating func resynchronize() {
+        partial = [:]
+        resynchronizing = true
+    }
 
     /// Adds a fragment; returns the whole message when this was its last fragment.
     public mutating func add(_ frame: Frame.DataFrame) throws(PeerMeshError) -> ByteBuffer? {
+        if frame.mode == .reliable, resynchronizing {
+            expectedReliable = frame.sequence
+            resynchronizing = false
+        }
         if frame.mode == .reliable {
             if frame.sequence < expectedReliable {
                 duplicatesDropped += 1

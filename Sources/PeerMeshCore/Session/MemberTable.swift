@@ -35,6 +35,8 @@ struct MemberState<Link: Hashable, Ticket> {
     var fragmenter = MessageFragmenter()
     var reassembler: MessageReassembler?
     var pairing: MemberPairing?
+    /// The member's session key our admission decision was last sent for.
+    var decisionToldFor: [UInt8]?
     var parked = CircularBuffer<Parked>()
     /// The link the channel's frames last went out on: when it changes, unacknowledged frames are sent again.
     var channelLink: Link?

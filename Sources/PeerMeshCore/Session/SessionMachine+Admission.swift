@@ -52,19 +52,31 @@ extension SessionMachine {
     /// Records our decision, tells the member (bound to its session key), and updates who is a member.
     mutating func decide(_ key: [UInt8], _ decision: MemberAdmissions.Decision, now: NIODeadline) {
         guard !isClosed, admissions.decide(key, decision) else { return }
+        if decision == .refused { counters.refusedMembers += 1 }
         tellDecision(key, decision, now: now)
         askNextQuestions(now: now)
         refreshMembership(now: now)
     }
 
+    /// Sends our decision to the member, bound to its current session key.
     private mutating func tellDecision(_ key: [UInt8], _ decision: MemberAdmissions.Decision, now: NIODeadline) {
-        if decision == .refused {
-            counters.refusedMembers += 1
-            if let handle = members.handle(key) { members[handle].pairing = nil }
-        }
+        if decision == .refused, let handle = members.handle(key) { members[handle].pairing = nil }
         guard let sessionKey = mesh.sessionKey(of: key), let handle = knownMember(key) else { return }
+        members[handle].decisionToldFor = sessionKey
         let frame = PairingFrame(step: decision == .admitted ? .admit : .refuse, encryption: settings.encryption, value: sessionKey)
         sendOnChannel(Parked(frame: .pairing(frame), queue: .control, ticket: nil, endsMessage: nil), to: handle, now: now)
+    }
+
+    /// Tells our decision again to decided members reached through others whose session key is not the one we told
+    /// it for: a member that restarted is a new process that never heard it (nor did one we only held a link to),
+    /// and counts us as a member only once it does.
+    mutating func retellDecisions(reachable: [MemberHandle], now: NIODeadline) {
+        for handle in reachable where members[handle].directLink == nil {
+            let key = members[handle].keyID
+            guard case .decided(let decision)? = admissions.stage(of: key), let sessionKey = mesh.sessionKey(of: key),
+                  members[handle].decisionToldFor != sessionKey else { continue }
+            tellDecision(key, decision, now: now)
+        }
     }
 
     /// A member's decision about us.
@@ -80,6 +92,7 @@ extension SessionMachine {
         let expired = admissions.expire(now: now, timeout: settings.admissionTimeout)
         for key in expired.forgotten { if let handle = members.handle(key) { members[handle].pairing = nil } }
         let refused = expired.refused.sorted { $0.lexicographicallyPrecedes($1) }
+        counters.refusedMembers += refused.count
         for key in refused { tellDecision(key, .refused, now: now) }
         if !refused.isEmpty { askNextQuestions(now: now) }
         if !expired.forgotten.isEmpty || !refused.isEmpty { refreshMembership(now: now) }

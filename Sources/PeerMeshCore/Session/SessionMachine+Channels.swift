@@ -12,12 +12,29 @@ extension SessionMachine {
         let keyID = members[handle].keyID
         guard let key = mesh.sessionKey(of: keyID) else { return false }
         if let existing = members[handle].channel, existing.peerSessionKey == key { return true }
+        if members[handle].channel != nil { memberRestarted(handle) }
         members[handle].channel = try? EndToEndChannel(me: me.keyID, ownSessionKey: sessionPrivateKey, peer: keyID, peerSessionKey: key)
         return members[handle].channel != nil
     }
 
+    /// The member is a new process (a new session key): what its predecessor did not acknowledge may never have
+    /// arrived, what waited was meant for the predecessor, and message numbers start again on both sides.
+    private mutating func memberRestarted(_ handle: MemberHandle) {
+        let reason = PeerMeshError(.peerDisconnected, "\(members[handle].peer) restarted before it received these messages.")
+        for item in members[handle].parked { if let ticket = item.ticket { out.append(.fail(ticket, reason)) } }
+        members[handle].parked.removeAll()
+        if let unacknowledged = members[handle].channel?.unacknowledgedMessages, !unacknowledged.isEmpty {
+            out.append(.event(.undelivered(unacknowledged, to: members[handle].peer, reason: reason)))
+        }
+        members[handle].fragmenter = MessageFragmenter()
+        members[handle].reassembler = nil
+        members[handle].channelLink = nil
+    }
+
     /// Splits a message into the member's Data frames and sends them on its channel; the ticket waits on the last.
     mutating func sendMessage(_ message: ByteBuffer, to handle: MemberHandle, mode: Frame.Mode, ticket: Ticket, now: NIODeadline) {
+        // Numbered under the channel they go on: a channel derived anew (the member restarted) numbers from 0.
+        _ = ensureChannel(handle)
         let frames = members[handle].fragmenter.fragments(of: message, source: me.keyID, destination: members[handle].keyID, mode: mode)
         for (index, frame) in frames.enumerated() {
             let last = index == frames.count - 1
@@ -94,6 +111,8 @@ extension SessionMachine {
         members[handle].channelRelays = nil
         members[handle].ackProgress = nil
         members[handle].retransmissions = 0
+        // Our admission decision may have been among what is dropped: tell it again when the member is back.
+        if !members[handle].parked.isEmpty || members[handle].channel?.inFlight ?? 0 > 0 { members[handle].decisionToldFor = nil }
         for item in members[handle].parked { if let ticket = item.ticket { out.append(.fail(ticket, reason)) } }
         members[handle].parked.removeAll()
         guard let messages = members[handle].channel?.unacknowledgedMessages else { return }

@@ -72,6 +72,7 @@ extension SessionMachine {
         }
         let reachableSet = Set(reachable)
         introduceRelayedMembers(reachable: reachable, reachableSet: reachableSet, now: now)
+        retellDecisions(reachable: reachable, now: now)
         let admitted = Set(reachable.filter(isAdmittedMember))
         for handle in members.handles where members[handle].announced && !admitted.contains(handle) {
             let peer = members[handle].peer
@@ -82,9 +83,9 @@ extension SessionMachine {
             out.append(.event(.transfersSuspended(peer)))
             members[handle].announced = false
             // After the transfers let go, so nothing they send on the way out is left waiting for a path.
+            // The channel, its message numbers and its reassembly stay: the member may come back with the same keys,
+            // and it may not have noticed that it was gone for us.
             abandonChannel(handle, reason: why ?? PeerMeshError(.peerDisconnected, "\(peer) left the session."))
-            members[handle].fragmenter = MessageFragmenter()
-            members[handle].reassembler = nil
             members[handle].pairing = nil
             out.append(.event(.rosterChanged(roster)))
             out.append(.event(.notConnected(peer, reason: why)))
@@ -105,6 +106,8 @@ extension SessionMachine {
             if members[handle].directLink == nil, members[handle].pairing?.code != nil { out.append(.event(.verified(peer))) }
             out.append(.event(.transfersResumable(peer)))
         }
+        // A member whose record now carries a new session key restarted: its channel starts again (`ensureChannel`).
+        for handle in reachable where members[handle].channel != nil { _ = ensureChannel(handle) }
         rerouteChannels(now: now)
         renewStalePairings(now: now)
         linkDirectlyWhereReachable(now: now)

@@ -170,9 +170,9 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, address: [UInt8]?, now: NIODeadline) -> [Directive] {
         let handle = members.handle(for: peer)
         let previous = members[handle].directLink
-        // Unless it is a member we already reach through others (an upgrade), the peer may be a new process with the
-        // same identity: its channel waits for the record it publishes on this link.
-        if previous != nil || !members[handle].announced { members[handle].awaitingRecord = true }
+        // The peer may be a new process with the same identity, even one we still reach through others (it restarted
+        // faster than they noticed): its channel waits for the record it publishes on this link, which says.
+        members[handle].awaitingRecord = true
         if let previous, previous != link {
             // The same identity connected again (e.g. restarted): the newest link wins.
             out.append(.event(.transfersSuspended(peer)))

@@ -1,0 +1,92 @@
+import NIOCore
+@testable import PeerMeshCore
+
+/// What one simulated member's app heard, and the invariants that can be judged the moment an event arrives: no
+/// member `.connected` twice, no message from a member that is not connected, nothing forged or altered delivered,
+/// reliable messages from each sender in order and at most once.
+struct AppLog {
+    /// When each incarnation started, and when each was killed.
+    var incarnations: [NIODeadline] = []
+    var killedAt: [NIODeadline] = []
+    /// Members reported `.connected` and not `.notConnected` since.
+    private(set) var connected: Set<[UInt8]> = []
+    /// The last sequence delivered from each sender incarnation, to this incarnation.
+    private var lastDelivered: [MessageID.Sender: UInt32] = [:]
+    private var currentIncarnation = 0
+    /// Every message delivered (to any incarnation), and every one we reported undelivered.
+    private(set) var delivered: Set<MessageID> = []
+    private(set) var reportedUndelivered: Set<MessageID> = []
+    private(set) var violations: [String] = []
+
+    /// A message's identity: who sent it (which process) and its number.
+    struct MessageID: Hashable {
+        struct Sender: Hashable {
+            let member: Int
+            let incarnation: Int
+        }
+        let sender: Sender
+        let to: Int
+        let sequence: UInt32
+    }
+
+    /// The bytes of a message: who sent it, its number, and filler derived from both, so alteration shows.
+    static func message(from: Int, incarnation: Int, sequence: UInt32, size: Int) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt8(from))
+        buffer.writeInteger(UInt8(truncatingIfNeeded: incarnation))
+        buffer.writeInteger(sequence)
+        buffer.writeBytes((0..<size).map { filler(from: from, sequence: sequence, at: $0) })
+        return buffer
+    }
+
+    private static func filler(from: Int, sequence: UInt32, at index: Int) -> UInt8 {
+        UInt8(truncatingIfNeeded: from &* 31 &+ Int(sequence) &* 7 &+ index)
+    }
+
+    /// The message's identity if its bytes are exactly what `message(…)` makes; nil when altered.
+    static func parse(_ message: ByteBuffer, to: Int) -> MessageID? {
+        var buffer = message
+        guard let from = buffer.readInteger(as: UInt8.self), let incarnation = buffer.readInteger(as: UInt8.self),
+              let sequence = buffer.readInteger(as: UInt32.self) else { return nil }
+        let bytes = buffer.readableBytesView
+        for (offset, byte) in bytes.enumerated() where byte != filler(from: Int(from), sequence: sequence, at: offset) { return nil }
+        return MessageID(sender: .init(member: Int(from), incarnation: Int(incarnation)), to: to, sequence: sequence)
+    }
+
+    /// Records what member `me`'s app heard at `now`.
+    mutating func record(_ event: SimulatedNetwork.Machine.Event, me: Int, now: NIODeadline) {
+        if currentIncarnation != incarnations.count {
+            // A new process: it knows nobody yet.
+            currentIncarnation = incarnations.count
+            connected = []
+            lastDelivered = [:]
+        }
+        switch event {
+        case .connected(let peer):
+            if !connected.insert(peer.keyID).inserted { violations.append("\(now): \(peer) reported .connected twice") }
+        case .notConnected(let peer, _):
+            if connected.remove(peer.keyID) == nil { violations.append("\(now): \(peer) reported .notConnected while not connected") }
+        case .received(let message, let peer):
+            guard connected.contains(peer.keyID) else {
+                violations.append("\(now): a message from \(peer), which is not connected")
+                return
+            }
+            guard let id = Self.parse(message, to: me), id.sender.member == SimulatedNetwork.index(of: peer) else {
+                violations.append("\(now): a forged or altered message delivered as from \(peer)")
+                return
+            }
+            if let last = lastDelivered[id.sender], id.sequence <= last {
+                violations.append("\(now): message \(id.sequence) from \(peer) after \(last): duplicated or out of order")
+            }
+            lastDelivered[id.sender] = id.sequence
+            delivered.insert(id)
+        case .undelivered(let messages, let peer, _):
+            guard let to = SimulatedNetwork.index(of: peer) else { return }
+            for message in messages {
+                if let id = Self.parse(message, to: to) { reportedUndelivered.insert(id) }
+            }
+        case .verified, .transfer, .transfersSuspended, .transfersResumable, .rosterChanged:
+            break
+        }
+    }
+}

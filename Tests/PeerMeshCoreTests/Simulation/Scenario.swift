@@ -1,0 +1,117 @@
+import Foundation
+import NIOCore
+@testable import PeerMeshCore
+
+/// A failed run: the seed, what went wrong, and the command that replays it.
+struct SimulationFailure: Error, CustomStringConvertible {
+    let seed: UInt64
+    let problem: String
+
+    var description: String {
+        "seed \(seed): \(problem)\n  replay: PEERMESH_SIM_SEED=\(seed) Scripts/test --filter SimulationTests"
+    }
+}
+
+/// A random session life made from a seed: 3–12 members on a random connected graph, then app sends, link cuts
+/// (clean and silent), new links, partitions, kills and restarts with new session keys, and a relay that tampers
+/// with what it forwards; then a quiet period in which everything must settle. Invariants are checked after every
+/// step (`AppLog`, `checkBounds`) and at the end (`checkSettled`).
+enum Scenario {
+    static let settings = SimulatedNetwork.Machine.Settings(
+        encryption: .required, maximumHops: 64, frameLimits: .default, maximumMessageSize: 16 * 1024 * 1024,
+        maximumPeers: 64, linksDirectlyWhenReachable: false, admissionTimeout: .seconds(120), admissionLimits: .init()
+    )
+
+    /// Runs the scenario of `seed`; throws the first invariant it breaks.
+    @discardableResult
+    static func run(seed: UInt64) throws -> SimulatedNetwork {
+        var random = SeededGenerator(seed: seed)
+        let count = [3, 3, 4, 4, 5, 5, 6, 7, 8, 10, 12].randomElement(using: &random)!
+        var settings = Self.settings
+        settings.encryption = [.required, .optional, .none].randomElement(using: &random)!
+        let network = SimulatedNetwork(members: count, seed: random.next(), settings: settings)
+        network.afterEachStep = { network in try checkBounds(network, seed: seed) }
+        network.trace = ProcessInfo.processInfo.environment["PEERMESH_SIM_TRACE"] != nil
+        func linkDelay() -> TimeAmount { .milliseconds(Int64.random(in: 1...20, using: &random)) }
+        func bandwidth() -> Int { Int.random(in: 1_000...100_000, using: &random) }
+        // A random spanning tree, plus a few more links.
+        for member in 1..<count { network.connect(member, Int.random(in: 0..<member, using: &random), delay: linkDelay(), bandwidth: bandwidth()) }
+        for _ in 0..<Int.random(in: 0...(count / 2), using: &random) {
+            let a = Int.random(in: 0..<count, using: &random), b = Int.random(in: 0..<count, using: &random)
+            if a != b { network.connect(a, b, delay: linkDelay(), bandwidth: bandwidth()) }
+        }
+        var time = network.now + .seconds(1)
+        try network.run(until: time)
+        for _ in 0..<Int.random(in: 10...30, using: &random) {
+            time = time + .milliseconds(Int64.random(in: 20...1_000, using: &random))
+            try network.run(until: time)
+            perturb(network, random: &random)
+        }
+        // Quiet: the tampering relay gives up, and every timer (liveness, re-sends backing off to 48 s, admission) has
+        // time to run out.
+        for index in network.members.indices { network.setTampering(index, false) }
+        try network.run(until: time + .seconds(150))
+        try checkSettled(network, seed: seed)
+        return network
+    }
+
+    private static func perturb(_ network: SimulatedNetwork, random: inout SeededGenerator) {
+        let alive = network.alive
+        let roll = Int.random(in: 0..<100, using: &random)
+        switch roll {
+        case 0..<55:
+            guard let from = alive.randomElement(using: &random) else { return }
+            let to = Int.random(in: 0..<network.members.count, using: &random)
+            guard to != from, network.outstanding(from: from, to: to) < 32 else { return }
+            for _ in 0..<Int.random(in: 1...5, using: &random) {
+                let size = Int.random(in: 0..<10, using: &random) == 0 ? Int.random(in: 60_000...130_000, using: &random)
+                    : Int.random(in: 0...200, using: &random)
+                network.send(from: from, to: to, size: size)
+            }
+        case 55..<67:
+            guard let link = network.openLinks.randomElement(using: &random) else { return }
+            network.cut(link.id, silently: Bool.random(using: &random), liveness: .milliseconds(Int64.random(in: 2_000...10_000, using: &random)))
+        case 67..<80:
+            guard alive.count > 1 else { return }
+            let a = alive.randomElement(using: &random)!, b = alive.randomElement(using: &random)!
+            if a != b { network.connect(a, b, delay: .milliseconds(Int64.random(in: 1...20, using: &random)), bandwidth: Int.random(in: 1_000...100_000, using: &random)) }
+        case 80..<85:
+            // A partition: every link between a random side and the rest goes.
+            let side = Set(alive.filter { _ in Bool.random(using: &random) })
+            for link in network.openLinks where side.contains(link.a) != side.contains(link.b) {
+                network.cut(link.id, silently: false, liveness: .zero)
+            }
+        case 85..<91:
+            guard alive.count > 2, let victim = alive.randomElement(using: &random) else { return }
+            network.kill(victim, silently: Int.random(in: 0..<3, using: &random) == 0, liveness: .seconds(5))
+        case 91..<97:
+            guard let dead = network.members.indices.filter({ network.members[$0].machine == nil }).randomElement(using: &random) else { return }
+            network.restart(dead)
+            for _ in 0..<Int.random(in: 1...2, using: &random) {
+                if let other = alive.randomElement(using: &random) {
+                    network.connect(dead, other, delay: .milliseconds(Int64.random(in: 1...20, using: &random)), bandwidth: 50_000)
+                }
+            }
+        default:
+            if let relay = alive.randomElement(using: &random) { network.setTampering(relay, true) }
+        }
+    }
+
+    /// State stays bounded: frames in flight within the channel's window, parked frames within what the app's
+    /// outstanding sends explain, slots only for real members.
+    static func checkBounds(_ network: SimulatedNetwork, seed: UInt64) throws {
+        for member in network.members {
+            if let violation = member.log.violations.first { throw SimulationFailure(seed: seed, problem: "member \(member.index): \(violation)") }
+            guard let machine = member.machine else { continue }
+            if machine.members.slots.count > SimulatedNetwork.identities.count {
+                throw SimulationFailure(seed: seed, problem: "member \(member.index) keeps \(machine.members.slots.count) member slots")
+            }
+            for slot in machine.members.slots {
+                let inFlight = slot.channel?.inFlight ?? 0
+                if inFlight > EndToEndChannel.maximumRetained || slot.parked.count > 32 * 3 + 64 {
+                    throw SimulationFailure(seed: seed, problem: "member \(member.index) holds \(inFlight) frames in flight and \(slot.parked.count) parked for \(slot.peer)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,401 @@
+import Crypto
+import NIOCore
+@testable import PeerMeshCore
+
+/// A seeded pseudo-random generator (SplitMix64): the same seed gives the same scenario and the same run.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// N session machines wired together by in-memory links, driven by one seeded discrete-event scheduler. Time is
+/// virtual: nothing sleeps, and a run depends only on its seed. Every link direction is a FIFO (as a TCP connection
+/// is) with its own delay and bandwidth; links can be cut cleanly (both ends hear at once) or silently (frames
+/// vanish until liveness notices); members can be killed and restarted with new session keys; a member can be made
+/// a relay that tampers with what it forwards. The simulation records what every member's app heard, for
+/// `SimulationInvariants` to judge.
+final class SimulatedNetwork {
+    typealias Machine = SessionMachine<Int, Int>
+
+    /// Test identities, made once: key generation is not what the simulation tests.
+    /// Their keys are fixed, so key IDs — which order routes, joins and who dials — are the same in every process.
+    static let identities: [LocalIdentity] = (0..<12).map { index in
+        let key = try! P256.Signing.PrivateKey(rawRepresentation: Array(SHA256.hash(data: Array("PeerMesh simulation member \(index)".utf8))))
+        return Fixtures.identity("m\(index)", key: key)
+    }
+
+    /// One member: its machine (nil while killed) and what its app heard.
+    struct Member {
+        let index: Int
+        var machine: Machine?
+        var incarnation = 0
+        var tickAt: NIODeadline?
+        var tampers = false
+        var log = AppLog()
+    }
+
+    /// One direction of a link.
+    struct Direction {
+        var lastArrival: NIODeadline
+    }
+
+    /// A link between two members; `ends[0]` belongs to `members.0`.
+    struct LinkRecord {
+        let members: (Int, Int)
+        let ends: (Int, Int)
+        let delay: TimeAmount
+        /// Bytes per millisecond.
+        let bandwidth: Int
+        var upAt: (Bool, Bool) = (false, false)
+        var state: State = .up
+        var lastArrival: (NIODeadline, NIODeadline)
+
+        enum State { case up, silentlyCut, down }
+    }
+
+    enum Event {
+        case arrive(end: Int, frame: Frame)
+        case linkUp(end: Int)
+        case linkDown(end: Int, reason: PeerMeshError?)
+        case tick(member: Int)
+        case action(() -> Void)
+    }
+
+    private struct Scheduled: Comparable {
+        let at: NIODeadline
+        let order: Int
+        static func < (a: Scheduled, b: Scheduled) -> Bool { (a.at, a.order) < (b.at, b.order) }
+        static func == (a: Scheduled, b: Scheduled) -> Bool { a.order == b.order }
+    }
+
+    private(set) var now = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    var random: SeededGenerator
+    private(set) var members: [Member]
+    private(set) var links: [LinkRecord] = []
+    private var endOwner: [Int: (link: Int, side: Int)] = [:]
+    private var queue = Heap<Scheduled>()
+    private var events: [Int: Event] = [:]
+    private var order = 0
+    /// Messages handed to `send` that did not throw, by ticket.
+    private(set) var sent: [Int: SentMessage] = [:]
+    private var nextTicket = 1
+    private var nextSequence: [Int: UInt32] = [:]
+    /// Called after every event, to check invariants as the run goes.
+    var afterEachStep: ((SimulatedNetwork) throws -> Void)?
+    let settings: Machine.Settings
+
+    /// A reliable message one member sent to another.
+    struct SentMessage {
+        let from: Int
+        let fromIncarnation: Int
+        let to: Int
+        let sequence: UInt32
+        let sentAt: NIODeadline
+        var outcome: Outcome = .waiting
+        enum Outcome { case waiting, handedOver, failed }
+    }
+
+    init(members count: Int, seed: UInt64, settings: Machine.Settings) {
+        random = SeededGenerator(seed: seed)
+        self.settings = settings
+        members = (0..<count).map { Member(index: $0) }
+        for index in 0..<count { start(index) }
+    }
+
+    // MARK: Members
+
+    private func start(_ index: Int) {
+        members[index].incarnation += 1
+        var keyBytes = [UInt8](repeating: 0, count: 32)
+        for i in keyBytes.indices { keyBytes[i] = UInt8.random(in: 0...255, using: &random) }
+        let sessionKey = try! Curve25519.KeyAgreement.PrivateKey(rawRepresentation: keyBytes)
+        let version = UInt64(now.uptimeNanoseconds / 1_000_000 + 1) << 12
+        members[index].machine = Machine(identity: Self.identities[index], sessionKey: sessionKey, recordVersion: version,
+                                         settings: settings, random: SeededGenerator(seed: random.next()))
+        members[index].log.incarnations.append(now)
+    }
+
+    func peerID(_ index: Int) -> PeerID { Self.identities[index].peerID }
+
+    static func index(of peer: PeerID) -> Int? { identities.firstIndex { $0.peerID.keyID == peer.keyID } }
+
+    var alive: [Int] { members.filter { $0.machine != nil }.map(\.index) }
+
+    /// Kills a member: its links go down at the other ends at once (`silently`: only after `liveness`).
+    func kill(_ index: Int, silently: Bool, liveness: TimeAmount) {
+        guard members[index].machine != nil else { return }
+        log("m\(index) killed\(silently ? " silently" : "")")
+        members[index].machine = nil
+        members[index].tickAt = nil
+        members[index].log.killedAt.append(now)
+        for id in links.indices where links[id].state != .down && (links[id].members.0 == index || links[id].members.1 == index) {
+            cut(id, silently: silently, liveness: liveness)
+        }
+    }
+
+    /// Starts a killed member again: same identity, new session key.
+    func restart(_ index: Int) {
+        guard members[index].machine == nil else { return }
+        log("m\(index) restarted")
+        start(index)
+    }
+
+    /// Makes a member a relay that alters half of what it forwards (or stops it).
+    func setTampering(_ index: Int, _ on: Bool) { members[index].tampers = on }
+
+    /// Messages from `from` to `to` whose first hop has not taken them yet: the app waits on these (back-pressure).
+    func outstanding(from: Int, to: Int) -> Int { sent.values.count { $0.from == from && $0.to == to && $0.outcome == .waiting } }
+
+    // MARK: Links
+
+    /// Connects two live members after `connectDelay`; each end comes up when the other's first bytes would arrive.
+    @discardableResult
+    func connect(_ a: Int, _ b: Int, delay: TimeAmount, bandwidth: Int) -> Int {
+        let id = links.count
+        let ends = (2 * id, 2 * id + 1)
+        log("link \(id): m\(a) (end \(ends.0)) – m\(b) (end \(ends.1))")
+        links.append(LinkRecord(members: (a, b), ends: ends, delay: delay, bandwidth: bandwidth, lastArrival: (now, now)))
+        endOwner[ends.0] = (id, 0)
+        endOwner[ends.1] = (id, 1)
+        // The acceptor is connected first; the connector once the acceptance arrives, before any frame after it.
+        schedule(.linkUp(end: ends.1), at: now + delay)
+        schedule(.linkUp(end: ends.0), at: now + delay + delay)
+        return id
+    }
+
+    /// Cuts a link: cleanly (both ends hear at once) or silently (frames vanish; the ends hear after `liveness`).
+    func cut(_ id: Int, silently: Bool, liveness: TimeAmount) {
+        guard links[id].state == .up else { return }
+        log("link \(id) cut\(silently ? " silently" : "")")
+        let reason = PeerMeshError(.connectionClosed, "cut by the simulation")
+        links[id].state = silently ? .silentlyCut : .down
+        let after = silently ? liveness : .milliseconds(1)
+        schedule(.action { [self] in links[id].state = .down }, at: now + after)
+        schedule(.linkDown(end: links[id].ends.0, reason: reason), at: now + after)
+        schedule(.linkDown(end: links[id].ends.1, reason: reason), at: now + after)
+    }
+
+    /// Links currently up, by the members at their ends.
+    var openLinks: [(id: Int, a: Int, b: Int)] {
+        links.indices.filter { links[$0].state == .up }.map { ($0, links[$0].members.0, links[$0].members.1) }
+    }
+
+    // MARK: The app
+
+    /// The app of `from` sends a reliable message to `to`; false when the machine refused (not a member).
+    @discardableResult
+    func send(from: Int, to: Int, size: Int) -> Bool {
+        guard var machine = members[from].machine else { return false }
+        let sequence = nextSequence[from, default: 0]
+        let message = AppLog.message(from: from, incarnation: members[from].incarnation, sequence: sequence, size: size)
+        let ticket = nextTicket
+        let directives: [Machine.Directive]
+        do {
+            directives = try machine.send(message, to: [peerID(to)], mode: .reliable, now: now) { _ in ticket }
+        } catch {
+            log("m\(from) → m\(to) #\(sequence) refused: \(error)")
+            return false
+        }
+        log("m\(from) → m\(to) #\(sequence) (\(size) bytes) ticket \(ticket)")
+        members[from].machine = machine
+        nextTicket += 1
+        nextSequence[from] = sequence + 1
+        sent[ticket] = SentMessage(from: from, fromIncarnation: members[from].incarnation, to: to, sequence: sequence, sentAt: now)
+        perform(directives, at: from)
+        return true
+    }
+
+    // MARK: Running
+
+    func schedule(_ event: Event, at time: NIODeadline) {
+        order += 1
+        events[order] = event
+        queue.insert(Scheduled(at: max(time, now), order: order))
+    }
+
+    /// Runs events until `time` (or until nothing is left).
+    func run(until time: NIODeadline) throws {
+        while let next = queue.min, next.at <= time {
+            _ = queue.removeMin()
+            now = next.at
+            let event = events.removeValue(forKey: next.order)!
+            handle(event)
+            try afterEachStep?(self)
+        }
+        now = max(now, time)
+    }
+
+    /// Prints every event (`PEERMESH_SIM_TRACE=1` with a single seed): what to read when a seed fails.
+    var trace = false
+
+    private func log(_ text: @autoclosure () -> String) {
+        if trace { print("\((now.uptimeNanoseconds - 1_000_000_000) / 1_000_000) ms: \(text())") }
+    }
+
+    private func handle(_ event: Event) {
+        switch event {
+        case .arrive(let end, .linkState(let record)): log("end \(end) gets record v\(record.version & 0xfff) of m\(Self.identities.firstIndex { Array(SHA256.hash(data: record.originKeyDER)) == $0.peerID.keyID } ?? -1) neighbours \(record.neighbors.compactMap { n in Self.identities.firstIndex { $0.peerID.keyID == n } })")
+        case .linkUp(let end): log("end \(end) (link \(end / 2)) up")
+        case .linkDown(let end, _): log("end \(end) (link \(end / 2)) down")
+        default: break
+        }
+        switch event {
+        case .action(let body):
+            body()
+        case .tick(let index):
+            guard members[index].tickAt.map({ $0 <= now }) == true else { return }
+            members[index].tickAt = nil
+            feed(index) { $0.tick(now: $1) }
+        case .linkUp(let end):
+            let (id, side) = endOwner[end]!
+            guard links[id].state == .up else { return }
+            let (me, other) = side == 0 ? links[id].members : (links[id].members.1, links[id].members.0)
+            guard members[me].machine != nil, members[other].machine != nil else { return }
+            if side == 0 { links[id].upAt.0 = true } else { links[id].upAt.1 = true }
+            let peer = peerID(other)
+            feed(me) { $0.linkUp(end, peer: peer, multicast: true, address: nil, now: $1) }
+        case .linkDown(let end, let reason):
+            let (id, side) = endOwner[end]!
+            let me = side == 0 ? links[id].members.0 : links[id].members.1
+            let wasUp = side == 0 ? links[id].upAt.0 : links[id].upAt.1
+            guard wasUp else { return }
+            if side == 0 { links[id].upAt.0 = false } else { links[id].upAt.1 = false }
+            feed(me) { $0.linkDown(end, reason: reason, now: $1) }
+        case .arrive(let end, let frame):
+            let (id, side) = endOwner[end]!
+            let me = side == 0 ? links[id].members.0 : links[id].members.1
+            guard links[id].state == .up, side == 0 ? links[id].upAt.0 : links[id].upAt.1 else { return }
+            feed(me) { $0.received(frame, on: end, now: $1) }
+        }
+    }
+
+    /// Gives one input to a live member's machine and performs what it asks.
+    private func feed(_ index: Int, _ input: (inout Machine, NIODeadline) -> [Machine.Directive]) {
+        guard var machine = members[index].machine else { return }
+        members[index].machine = nil
+        let directives = input(&machine, now)
+        members[index].machine = machine
+        perform(directives, at: index)
+    }
+
+    private func perform(_ directives: [Machine.Directive], at index: Int) {
+        for directive in directives {
+            guard members[index].machine != nil else { return }
+            switch directive {
+            case .write(let frame, let end, _, let handOver):
+                let delivered = transmit(frame, from: end)
+                if let handOver {
+                    let outcome = delivered ? members[index].machine!.written(handOver)
+                        : members[index].machine!.writeFailed(handOver, error: PeerMeshError(.connectionClosed, "link down"))
+                    perform(outcome, at: index)
+                }
+            case .forward(var routed, let end):
+                if members[index].tampers, routed.payload.readableBytes > 0, Bool.random(using: &random) {
+                    let at = routed.payload.readerIndex + Int.random(in: 0..<routed.payload.readableBytes, using: &random)
+                    routed.payload.setInteger(routed.payload.getInteger(at: at, as: UInt8.self)! ^ 0x5a, at: at)
+                }
+                transmit(.routed(routed), from: end)
+            case .forwardMulticast(let multicast, let end):
+                transmit(.multicast(multicast), from: end)
+            case .purge:
+                break
+            case .succeed(let ticket):
+                if sent[ticket]?.outcome == .waiting { sent[ticket]!.outcome = .handedOver }
+            case .fail(let ticket, let error):
+                log("m\(index): ticket \(ticket) failed: \(error.message)")
+                sent[ticket]?.outcome = .failed
+            case .event(let event):
+                switch event {
+                case .connected(let peer): log("m\(index): m\(Self.index(of: peer)!) connected")
+                case .notConnected(let peer, let reason): log("m\(index): m\(Self.index(of: peer)!) not connected (\(reason?.message ?? "-"))")
+                case .received(let message, let peer): log("m\(index): from m\(Self.index(of: peer)!) #\(AppLog.parse(message, to: index).map { String($0.sequence) } ?? "?")")
+                case .undelivered(let messages, let peer, _): log("m\(index): undelivered to m\(Self.index(of: peer)!): \(messages.compactMap { AppLog.parse($0, to: 0)?.sequence })")
+                default: break
+                }
+                members[index].log.record(event, me: index, now: now)
+            case .close(let end):
+                if let (id, _) = endOwner[end] { cut(id, silently: false, liveness: .zero) }
+            case .dial(let peer, _):
+                // No direct upgrades in this network: the attempt fails, and the relayed path stays.
+                feed(index) { $0.connectEnded(peer, endpoints: [], succeeded: false, now: $1) }
+            case .askAdmission(let peer, _, _):
+                feed(index) { $0.admissionAnswered(peer, admitted: true, now: $1) }
+            }
+        }
+        scheduleTick(index)
+    }
+
+    /// Puts a frame on the wire of `end`'s link; false when the link is down (the write fails).
+    @discardableResult
+    private func transmit(_ frame: Frame, from end: Int) -> Bool {
+        let (id, side) = endOwner[end]!
+        switch links[id].state {
+        case .down: return false
+        case .silentlyCut: return true
+        case .up: break
+        }
+        // Only payload bytes cost transmission time: record signatures vary in length from run to run.
+        let bytes: Int = switch frame {
+        case .routed(let routed): routed.payload.readableBytes
+        case .multicast(let multicast): multicast.bodySize
+        default: 0
+        }
+        let departure = max(now, side == 0 ? links[id].lastArrival.0 : links[id].lastArrival.1)
+        let arrival = departure + links[id].delay + .microseconds(Int64(bytes * 1000 / max(1, links[id].bandwidth)))
+        if side == 0 { links[id].lastArrival.0 = arrival } else { links[id].lastArrival.1 = arrival }
+        let otherEnd = side == 0 ? links[id].ends.1 : links[id].ends.0
+        schedule(.arrive(end: otherEnd, frame: frame), at: arrival)
+        return true
+    }
+
+    private func scheduleTick(_ index: Int) {
+        guard let due = members[index].machine?.nextDeadline else { return }
+        if let pending = members[index].tickAt, pending <= due { return }
+        members[index].tickAt = due
+        schedule(.tick(member: index), at: due)
+    }
+}
+
+/// A binary min-heap.
+struct Heap<Element: Comparable> {
+    private var items: [Element] = []
+
+    var min: Element? { items.first }
+
+    mutating func insert(_ element: Element) {
+        items.append(element)
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[child] < items[parent] else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func removeMin() -> Element? {
+        guard !items.isEmpty else { return nil }
+        items.swapAt(0, items.count - 1)
+        let result = items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < items.count, items[left] < items[smallest] { smallest = left }
+            if right < items.count, items[right] < items[smallest] { smallest = right }
+            if smallest == parent { break }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return result
+    }
+}
