@@ -72,7 +72,7 @@ struct MemberTable<Link: Hashable, Ticket> {
     }
 
     subscript(handle: MemberHandle) -> MemberState<Link, Ticket> {
-        get { slots[Int(handle.index)] }
+        _read { yield slots[Int(handle.index)] }
         _modify { yield &slots[Int(handle.index)] }
     }
 

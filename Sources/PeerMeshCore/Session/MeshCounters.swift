@@ -26,7 +26,8 @@ public struct MeshCounters: Sendable, Equatable {
     public var recordsPublished = 0
     /// Routed frames we sent again (after a path change, or after 3 s without acknowledgement).
     public var retransmitted = 0
-    /// Reliable messages for us that arrived ahead of a missing one and were left for the sender to send again.
+    /// Frames for us that arrived after one still missing on their channel (lost behind a relay, or dropped as
+    /// altered), left unacknowledged for the sender to send again in order.
     public var heldBack = 0
     /// End-to-end acknowledgements we sent.
     public var acknowledgementsSent = 0

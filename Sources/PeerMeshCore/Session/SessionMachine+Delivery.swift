@@ -68,6 +68,13 @@ extension SessionMachine {
             counters.droppedForgeries += 1
             return
         }
+        // In channel order: a frame after a missing one (lost with a relay behind the first hop, or dropped as
+        // altered) is left unacknowledged, and the sender's re-send brings the missing one and it again, in order. So
+        // fragments of one message, transfer chunks and messages are never re-ordered, whatever the paths did.
+        if routed.sequence != members[handle].channel!.contiguous &+ 1, routed.flags & EndToEndChannel.resyncFlag == 0 {
+            counters.heldBack += 1
+            return
+        }
         let inner: Frame?
         do { inner = try Frame.read(from: &payload, limits: settings.frameLimits) } catch { inner = nil }
         guard let inner, payload.readableBytes == 0 else {
@@ -97,12 +104,6 @@ extension SessionMachine {
         case .data(let data) where data.source == source && data.destination == me.keyID:
             if members[handle].reassembler == nil {
                 members[handle].reassembler = MessageReassembler(maximumMessageSize: settings.maximumMessageSize)
-            }
-            // A reliable message after one that is missing (lost with a relay further along the path): leave it
-            // unacknowledged, so the sender's re-send brings both, in order.
-            if members[handle].reassembler!.isAhead(data) {
-                counters.heldBack += 1
-                return
             }
             accept(routed, from: handle, now: now)
             do {

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 @testable import PeerMeshCore
 
@@ -35,7 +36,13 @@ struct AppLog {
         buffer.writeInteger(UInt8(from))
         buffer.writeInteger(UInt8(truncatingIfNeeded: incarnation))
         buffer.writeInteger(sequence)
-        buffer.writeBytes((0..<size).map { filler(from: from, sequence: sequence, at: $0) })
+        var filler = [UInt8](repeating: 0, count: size)
+        var index = 0
+        while index < size {
+            filler[index] = Self.filler(from: from, sequence: sequence, at: index)
+            index += 1
+        }
+        buffer.writeBytes(filler)
         return buffer
     }
 
@@ -48,8 +55,18 @@ struct AppLog {
         var buffer = message
         guard let from = buffer.readInteger(as: UInt8.self), let incarnation = buffer.readInteger(as: UInt8.self),
               let sequence = buffer.readInteger(as: UInt32.self) else { return nil }
-        let bytes = buffer.readableBytesView
-        for (offset, byte) in bytes.enumerated() where byte != filler(from: Int(from), sequence: sequence, at: offset) { return nil }
+        let intact = buffer.withUnsafeReadableBytes { bytes in
+            var index = 0
+            while index < bytes.count {
+                if bytes[index] != filler(from: Int(from), sequence: sequence, at: index) {
+                    if ProcessInfo.processInfo.environment["PEERMESH_SIM_TRACE"] != nil { print("mismatch from \(from) #\(sequence) at \(index) of \(bytes.count)") }
+                    return false
+                }
+                index += 1
+            }
+            return true
+        }
+        guard intact else { return nil }
         return MessageID(sender: .init(member: Int(from), incarnation: Int(incarnation)), to: to, sequence: sequence)
     }
 

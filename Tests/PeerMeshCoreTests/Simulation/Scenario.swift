@@ -26,7 +26,7 @@ enum Scenario {
     @discardableResult
     static func run(seed: UInt64) throws -> SimulatedNetwork {
         var random = SeededGenerator(seed: seed)
-        let count = [3, 3, 4, 4, 5, 5, 6, 7, 8, 10, 12].randomElement(using: &random)!
+        let count = [3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12].randomElement(using: &random)!
         var settings = Self.settings
         settings.encryption = [.required, .optional, .none].randomElement(using: &random)!
         let network = SimulatedNetwork(members: count, seed: random.next(), settings: settings)
@@ -98,20 +98,29 @@ enum Scenario {
     }
 
     /// State stays bounded: frames in flight within the channel's window, parked frames within what the app's
-    /// outstanding sends explain, slots only for real members.
+    /// outstanding sends explain, slots only for real members. Checked for the member the last step changed.
     static func checkBounds(_ network: SimulatedNetwork, seed: UInt64) throws {
-        for member in network.members {
-            if let violation = member.log.violations.first { throw SimulationFailure(seed: seed, problem: "member \(member.index): \(violation)") }
-            guard let machine = member.machine else { continue }
-            if machine.members.slots.count > SimulatedNetwork.identities.count {
-                throw SimulationFailure(seed: seed, problem: "member \(member.index) keeps \(machine.members.slots.count) member slots")
-            }
-            for slot in machine.members.slots {
-                let inFlight = slot.channel?.inFlight ?? 0
-                if inFlight > EndToEndChannel.maximumRetained || slot.parked.count > 32 * 3 + 64 {
-                    throw SimulationFailure(seed: seed, problem: "member \(member.index) holds \(inFlight) frames in flight and \(slot.parked.count) parked for \(slot.peer)")
-                }
+        guard let index = network.lastStepped else { return }
+        if let violation = network.members[index].log.violations.first {
+            throw SimulationFailure(seed: seed, problem: "member \(index): \(violation)")
+        }
+        if let problem = network.members[index].machine?.boundsViolation() {
+            throw SimulationFailure(seed: seed, problem: "member \(index) \(problem)")
+        }
+    }
+}
+
+extension SessionMachine {
+    /// What breaks the simulation's bounds on this machine's state, if anything.
+    func boundsViolation() -> String? {
+        if members.slots.count > SimulatedNetwork.identities.count { return "keeps \(members.slots.count) member slots" }
+        for handle in members.handles {
+            let inFlight = members[handle].channel?.inFlight ?? 0
+            let parked = members[handle].parked.count
+            if inFlight > EndToEndChannel.maximumRetained || parked > 32 * 3 + 64 {
+                return "holds \(inFlight) frames in flight and \(parked) parked for \(members[handle].peer)"
             }
         }
+        return nil
     }
 }

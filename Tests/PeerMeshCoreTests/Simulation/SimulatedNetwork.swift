@@ -244,6 +244,7 @@ final class SimulatedNetwork {
     private func handle(_ event: Event) {
         switch event {
         case .arrive(let end, .linkState(let record)): log("end \(end) gets record v\(record.version & 0xfff) of m\(Self.identities.firstIndex { Array(SHA256.hash(data: record.originKeyDER)) == $0.peerID.keyID } ?? -1) neighbours \(record.neighbors.compactMap { n in Self.identities.firstIndex { $0.peerID.keyID == n } })")
+        case .arrive(let end, .routed(let routed)): log("end \(end) gets routed m\(Self.identities.firstIndex { $0.peerID.keyID == routed.source } ?? -1)→m\(Self.identities.firstIndex { $0.peerID.keyID == routed.destination } ?? -1) #\(routed.sequence) flags \(routed.flags) \(routed.payload.readableBytes) B")
         case .linkUp(let end): log("end \(end) (link \(end / 2)) up")
         case .linkDown(let end, _): log("end \(end) (link \(end / 2)) down")
         default: break
@@ -279,7 +280,11 @@ final class SimulatedNetwork {
     }
 
     /// Gives one input to a live member's machine and performs what it asks.
+    /// The member the last input went to.
+    private(set) var lastStepped: Int?
+
     private func feed(_ index: Int, _ input: (inout Machine, NIODeadline) -> [Machine.Directive]) {
+        lastStepped = index
         guard var machine = members[index].machine else { return }
         members[index].machine = nil
         let directives = input(&machine, now)
