@@ -144,8 +144,10 @@ extension SessionMachine {
     /// seconds (lost behind the first hop, where we see no link fail) sends them again on its current best path.
     mutating func retransmitStalled(now: NIODeadline) {
         var idle = true
-        for handle in members.handles where members[handle].channel?.inFlight ?? 0 > 0 && channelIsOpen(handle) {
+        for handle in members.handles where members[handle].channel?.inFlight ?? 0 > 0 {
+            // Kept running for a channel that is closed for now: when it opens again, nothing else restarts the timer.
             idle = false
+            guard channelIsOpen(handle) else { continue }
             let key = members[handle].keyID
             // A last resort (path changes re-send at once): 3 s, so that acknowledgements slowed by a busy machine do
             // not double traffic, then backing off (6 s, 12 s ... 48 s) to bound what a stalled receiver costs relays.

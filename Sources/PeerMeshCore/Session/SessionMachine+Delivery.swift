@@ -99,12 +99,12 @@ extension SessionMachine {
         let peer = members[handle].peer
         // The member gave up on what it sent before this frame (and reported it undelivered): a message cut short
         // there will never be completed.
-        if routed.flags & EndToEndChannel.resyncFlag != 0 { members[handle].reassembler?.resynchronize() }
+        if members[handle].reassembler == nil {
+            members[handle].reassembler = MessageReassembler(maximumMessageSize: settings.maximumMessageSize)
+        }
+        if routed.flags & EndToEndChannel.resyncFlag != 0 { members[handle].reassembler!.resynchronize() }
         switch inner {
         case .data(let data) where data.source == source && data.destination == me.keyID:
-            if members[handle].reassembler == nil {
-                members[handle].reassembler = MessageReassembler(maximumMessageSize: settings.maximumMessageSize)
-            }
             accept(routed, from: handle, now: now)
             do {
                 if let message = try members[handle].reassembler!.add(data) { out.append(.event(.received(message, from: peer))) }

@@ -7,13 +7,19 @@ import NIOCore
 /// reliable messages from each sender in order and at most once.
 struct AppLog {
     /// When each incarnation started, and when each was killed.
-    var incarnations: [NIODeadline] = []
+    private(set) var incarnations: [NIODeadline] = []
     var killedAt: [NIODeadline] = []
+
+    /// A new process of the member started: it knows nobody yet.
+    mutating func started(at time: NIODeadline) {
+        incarnations.append(time)
+        connected = []
+        lastDelivered = [:]
+    }
     /// Members reported `.connected` and not `.notConnected` since.
     private(set) var connected: Set<[UInt8]> = []
     /// The last sequence delivered from each sender incarnation, to this incarnation.
     private var lastDelivered: [MessageID.Sender: UInt32] = [:]
-    private var currentIncarnation = 0
     /// Every message delivered (to any incarnation), and every one we reported undelivered.
     private(set) var delivered: Set<MessageID> = []
     private(set) var reportedUndelivered: Set<MessageID> = []
@@ -72,12 +78,6 @@ struct AppLog {
 
     /// Records what member `me`'s app heard at `now`.
     mutating func record(_ event: SimulatedNetwork.Machine.Event, me: Int, now: NIODeadline) {
-        if currentIncarnation != incarnations.count {
-            // A new process: it knows nobody yet.
-            currentIncarnation = incarnations.count
-            connected = []
-            lastDelivered = [:]
-        }
         switch event {
         case .connected(let peer):
             if !connected.insert(peer.keyID).inserted { violations.append("\(now): \(peer) reported .connected twice") }

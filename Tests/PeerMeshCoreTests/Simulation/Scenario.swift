@@ -26,7 +26,7 @@ enum Scenario {
     @discardableResult
     static func run(seed: UInt64) throws -> SimulatedNetwork {
         var random = SeededGenerator(seed: seed)
-        let count = [3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12].randomElement(using: &random)!
+        let count = [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12].randomElement(using: &random)!
         var settings = Self.settings
         settings.encryption = [.required, .optional, .none].randomElement(using: &random)!
         let network = SimulatedNetwork(members: count, seed: random.next(), settings: settings)
@@ -42,7 +42,7 @@ enum Scenario {
         }
         var time = network.now + .seconds(1)
         try network.run(until: time)
-        for _ in 0..<Int.random(in: 10...30, using: &random) {
+        for _ in 0..<Int.random(in: 10...24, using: &random) {
             time = time + .milliseconds(Int64.random(in: 20...1_000, using: &random))
             try network.run(until: time)
             perturb(network, random: &random)

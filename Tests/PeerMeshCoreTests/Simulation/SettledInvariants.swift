@@ -23,7 +23,11 @@ extension Scenario {
             let machine = network.members[member].machine!
             let roster = Set(machine.roster.map(\.keyID))
             guard roster == expected else {
-                throw SimulationFailure(seed: seed, problem: "member \(member)'s roster is \(names(roster)), its component is \(names(expected))")
+                let missing = expected.subtracting(roster).compactMap { key in SimulatedNetwork.identities.firstIndex { $0.peerID.keyID == key } }
+                let details = missing.map { other in
+                    "m\(other): \(machine.admissionSummary(of: other)); m\(other) about m\(member): \(network.members[other].machine?.admissionSummary(of: member) ?? "dead")"
+                }
+                throw SimulationFailure(seed: seed, problem: "member \(member)'s roster is \(names(roster)), its component is \(names(expected)) (\(details.joined(separator: "; ")))")
             }
             guard network.members[member].log.connected == expected else {
                 throw SimulationFailure(seed: seed, problem: "member \(member)'s app was told \(names(network.members[member].log.connected)) are connected, not \(names(expected))")
@@ -45,5 +49,25 @@ extension Scenario {
 
     private static func names(_ keys: Set<[UInt8]>) -> String {
         "[" + keys.compactMap { key in SimulatedNetwork.identities.firstIndex { $0.peerID.keyID == key } }.sorted().map(String.init).joined(separator: ", ") + "]"
+    }
+}
+
+extension SessionMachine {
+    /// Where this machine stands with simulation member `index`: its admission stage and channel, for failure messages.
+    func admissionSummary(of index: Int) -> String {
+        let key = SimulatedNetwork.identities[index].peerID.keyID
+        guard let handle = members.handle(key) else { return "no slot" }
+        let member = members[handle]
+        let channelKey = member.channel.map { Array($0.peerSessionKey.prefix(2)) } ?? []
+        let recordKey = mesh.sessionKey(of: key).map { Array($0.prefix(2)) } ?? []
+        let hop = mesh.nextHop(to: key).flatMap { hop in SimulatedNetwork.identities.firstIndex { $0.peerID.keyID == hop } } ?? -1
+        var parts: [String] = []
+        parts.append("stage \(String(describing: admissions.stage(of: key)))")
+        parts.append("member \(admissions.isMember(key, ourSession: ownSessionKey)), announced \(member.announced)")
+        parts.append("in flight \(member.channel?.inFlight ?? -1), parked \(member.parked.count), told \(member.decisionToldFor != nil)")
+        parts.append("channel key \(channelKey) vs record \(recordKey)")
+        parts.append("contiguous \(member.channel?.contiguous ?? 0), acknowledged \(member.channel?.acknowledged ?? 0), awaiting record \(member.awaitingRecord)")
+        parts.append("link \(String(describing: member.directLink)), channel link \(String(describing: member.channelLink)), hop m\(hop), \(counters)")
+        return parts.joined(separator: ", ")
     }
 }

@@ -121,7 +121,7 @@ final class SimulatedNetwork {
         let version = UInt64(now.uptimeNanoseconds / 1_000_000 + 1) << 12
         members[index].machine = Machine(identity: Self.identities[index], sessionKey: sessionKey, recordVersion: version,
                                          settings: settings, random: SeededGenerator(seed: random.next()))
-        members[index].log.incarnations.append(now)
+        members[index].log.started(at: now)
     }
 
     func peerID(_ index: Int) -> PeerID { Self.identities[index].peerID }
