@@ -27,7 +27,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ]
+            ],
+            // The pure protocol code runs thousands of simulated sessions in every test run (SimulationTests): built
+            // optimised even in debug builds, they take a minute instead of three.
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         .systemLibrary(
             name: "CAvahi",

@@ -31,6 +31,26 @@ struct EndToEndTests {
         #expect(pair.alice.open(frame, requireEncryption: false) == nil)
     }
 
+    /// The key schedule is the documented one (wire-protocol.md, "End to end"): a frame sealed by the channel opens
+    /// under the direction key HKDF-SHA256 gives for salt = both session keys in byte order, info = label · sender ·
+    /// receiver, with ChaCha20-Poly1305, nonce = 4 zero bytes · sequence, associated data = label · header fields.
+    @Test func sealedFramesFollowTheDocumentedKeySchedule() throws {
+        let ka = Curve25519.KeyAgreement.PrivateKey(), kc = Curve25519.KeyAgreement.PrivateKey()
+        let a = Fixtures.bytes(32, 0xa1), c = Fixtures.bytes(32, 0xc1)
+        let (ownKey, peerKey) = (Array(ka.publicKey.rawRepresentation), Array(kc.publicKey.rawRepresentation))
+        var alice = try EndToEndChannel(me: a, ownSessionKey: ka, peer: c, peerSessionKey: peerKey)
+        let frame = alice.seal(Self.inner, hopLimit: 8, encrypt: true)
+        let salt = ownKey.lexicographicallyPrecedes(peerKey) ? ownKey + peerKey : peerKey + ownKey
+        let sendKey = try ka.sharedSecretFromKeyAgreement(with: kc.publicKey)
+            .hkdfDerivedSymmetricKey(using: SHA256.self, salt: salt, sharedInfo: Array("PeerMesh-e2e-v1".utf8) + a + c, outputByteCount: 32)
+        var associated = Array("PeerMesh-routed-v1".utf8) + a + c + [frame.flags]
+        withUnsafeBytes(of: frame.sequence.bigEndian) { associated += $0 }
+        let sealed = Array(frame.payload.readableBytesView)
+        let box = try ChaChaPoly.SealedBox(nonce: ChaChaPoly.Nonce(data: [0, 0, 0, 0] + withUnsafeBytes(of: frame.sequence.bigEndian, Array.init)),
+                                           ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
+        #expect(try Array(ChaChaPoly.open(box, using: sendKey, authenticating: associated)) == Array(Self.inner.readableBytesView))
+    }
+
     @Test(arguments: [true, false])
     func everyTamperingIsRefused(encrypt: Bool) throws {
         var pair = try Pair()

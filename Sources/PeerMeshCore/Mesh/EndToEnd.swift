@@ -79,8 +79,11 @@ public struct EndToEndChannel: Sendable {
         let own = Array(ownSessionKey.publicKey.rawRepresentation)
         // The salt binds both ephemeral keys in a fixed order; the info names the direction.
         let salt = own.lexicographicallyPrecedes(peerSessionKey) ? own + peerSessionKey : peerSessionKey + own
+        // HKDF-SHA256 as `SharedSecret.hkdfDerivedSymmetricKey` computes it, with its extract step (which depends only on
+        // the salt and the secret) done once for the four keys.
+        let pseudoRandomKey = secret.withUnsafeBytes { HKDF<SHA256>.extract(inputKeyMaterial: SymmetricKey(data: $0), salt: salt) }
         func key(_ from: [UInt8], _ to: [UInt8]) -> [UInt8] {
-            secret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: salt, sharedInfo: Array("PeerMesh-e2e-v1".utf8) + from + to, outputByteCount: 32)
+            HKDF<SHA256>.expand(pseudoRandomKey: pseudoRandomKey, info: Array("PeerMesh-e2e-v1".utf8) + from + to, outputByteCount: 32)
                 .withUnsafeBytes { Array($0) }
         }
         self.me = me

@@ -22,11 +22,26 @@ enum Scenario {
         maximumPeers: 64, linksDirectlyWhenReachable: false, admissionTimeout: .seconds(120), admissionLimits: .init()
     )
 
+    /// How scenarios are drawn: a seed replays its scenario only under the profile it was found with.
+    struct Profile: Sendable, CustomStringConvertible {
+        /// Drawn from uniformly: repeats make small sessions more likely (they are cheaper, and most bugs show in them).
+        let memberCounts: [Int]
+        let steps: ClosedRange<Int>
+        let name: String
+
+        var description: String { name }
+
+        static let current = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, name: "v3")
+        /// The profiles earlier regression seeds were found with.
+        static let v1 = Profile(memberCounts: [3, 3, 4, 4, 5, 5, 6, 7, 8, 10, 12], steps: 10...30, name: "v1")
+        static let v2 = Profile(memberCounts: [3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 10...30, name: "v2")
+    }
+
     /// Runs the scenario of `seed`; throws the first invariant it breaks.
     @discardableResult
-    static func run(seed: UInt64) throws -> SimulatedNetwork {
+    static func run(seed: UInt64, profile: Profile = .current) throws -> SimulatedNetwork {
         var random = SeededGenerator(seed: seed)
-        let count = [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12].randomElement(using: &random)!
+        let count = profile.memberCounts.randomElement(using: &random)!
         var settings = Self.settings
         settings.encryption = [.required, .optional, .none].randomElement(using: &random)!
         let network = SimulatedNetwork(members: count, seed: random.next(), settings: settings)
@@ -42,7 +57,7 @@ enum Scenario {
         }
         var time = network.now + .seconds(1)
         try network.run(until: time)
-        for _ in 0..<Int.random(in: 10...24, using: &random) {
+        for _ in 0..<Int.random(in: profile.steps, using: &random) {
             time = time + .milliseconds(Int64.random(in: 20...1_000, using: &random))
             try network.run(until: time)
             perturb(network, random: &random)
