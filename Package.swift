@@ -72,6 +72,12 @@ let package = Package(
             pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"])]
         ),
+        // libedit, for the room's input line (editing, history, completion) with output printed above it.
+        .systemLibrary(
+            name: "CEdit",
+            pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]
+        ),
         // fopencookie (a GNU extension) so the CLI can route what C libraries print on stderr.
         .target(name: "CStderrFilter"),
         .executableTarget(
@@ -80,6 +86,7 @@ let package = Package(
                 "PeerMesh",
                 "CStderrFilter",
                 "CQRencode",
+                "CEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

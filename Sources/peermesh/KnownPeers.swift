@@ -81,7 +81,7 @@ struct KnownPeers: Equatable, Sendable {
     }
 
     /// Reads a quoted name from the start of `text`; returns it and what follows the closing quote.
-    private static func unquote(_ text: Substring) -> (String, String)? {
+    static func unquote(_ text: Substring) -> (String, String)? {
         var scalars = text.unicodeScalars[...]
         guard scalars.popFirst() == "\"" else { return nil }
         var name = String.UnicodeScalarView()

@@ -66,13 +66,14 @@ enum Encryption: String, ExpressibleByArgument, CaseIterable {
 
 /// Writes one line to standard error, escaped: error messages can quote names and text from peers.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((TerminalText.escaped(text) + "\n").utf8))
+    Console.err(TerminalText.escaped(text) + "\n")
 }
 
-/// Writes `text` straight to standard output's file descriptor: each line reaches a pipe at once, and no stdio
-/// lock is shared with a thread blocked reading standard input (glibc's `fflush(NULL)` would wait for it).
+/// Writes `text` straight to standard output's file descriptor (or above a room's input line, `Console`): each line
+/// reaches a pipe at once, and no stdio lock is shared with a thread blocked reading standard input (glibc's
+/// `fflush(NULL)` would wait for it).
 func writeOut(_ text: String) {
-    FileHandle.standardOutput.write(Data(text.utf8))
+    Console.out(text)
 }
 
 /// `writeOut` with a newline.

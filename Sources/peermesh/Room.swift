@@ -71,6 +71,8 @@ final class Room: Sendable {
     /// Acknowledgements as they arrive. Bounded: in an interactive room nobody waits for them, so old ones drop.
     private let acks: AsyncStream<(id: String, peer: PeerID)>
     private let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
+    /// Incoming files on the live terminal's status line, by sender and name (the same name may come twice).
+    private let incoming = NIOLockedValueBox<[String: [Int]]>([:])
 
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
@@ -108,7 +110,15 @@ final class Room: Sendable {
     }
 
     /// Runs until `/quit`, the end of standard input, or SIGINT/SIGTERM; then leaves cleanly.
+    ///
+    /// On a terminal (standard input and output, no `--json`) the person types on a libedit line with output printed
+    /// above it (`LiveScreen`), and the terminal is given back on every way out; elsewhere lines are read and printed
+    /// plainly.
     func runInteractive(readInput: Bool = true) async {
+        let screen = readInput && !output.json && LiveScreen.isPossible
+            ? LiveScreen.start(names: { [session] in session.connectedPeers.map(\.displayName) }, historyFile: LiveScreen.defaultHistoryFile)
+            : nil
+        Console.route(through: screen)
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.followSession(); return false }
             group.addTask { await self.followAdvertiser(); return false }
@@ -121,7 +131,7 @@ final class Room: Sendable {
             }
             if readInput {
                 group.addTask {
-                    for await line in LineReader.lines() where await !self.handle(line) { return true }
+                    for await line in screen?.lines ?? LineReader.lines() where await !self.handle(line) { return true }
                     // Ctrl-D on a terminal leaves; a script's input running out (`peermesh host lobby &`) does not.
                     return isatty(STDIN_FILENO) == 1
                 }
@@ -131,6 +141,10 @@ final class Room: Sendable {
             }
             await leave()
             group.cancelAll()
+        }
+        if let screen {
+            await screen.stop()
+            Console.route(through: nil)
         }
     }
 
@@ -206,6 +220,9 @@ final class Room: Sendable {
         case "/help":
             writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file, /peers lists members, /quit leaves.")
             writeLine("Join requests (--accept ask): y/n answers the one shown, /accept N|NAME and /decline N|NAME any of them, /requests lists them.")
+            if Console.live != nil {
+                writeLine("Tab completes @names (a name with spaces comes out as @\"Dan Smith\"), commands and paths; Up and Down recall earlier lines.")
+            }
             return true
         case let command where command.hasPrefix("/send"):
             Task { await sendFile(command) }
@@ -232,11 +249,12 @@ final class Room: Sendable {
 
     /// `/send <path>` to everyone, `/send @name <path>` to one member; errors are one line each.
     private func sendFile(_ command: String) async {
-        var rest = command.dropFirst("/send".count).trimmingCharacters(in: .whitespaces)
+        guard let request = SendRequest(parsing: String(command.dropFirst("/send".count))) else {
+            output.error(SendRequest.badQuote)
+            return
+        }
         var recipients = session.connectedPeers
-        if rest.hasPrefix("@") {
-            let name = String(rest.dropFirst().prefix { $0 != " " })
-            rest = rest.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)
+        if let name = request.recipient {
             let matches = recipients.filter { $0.displayName == name }
             guard matches.count == 1 else {
                 output.error(matches.isEmpty ? "Nobody called \(name) is in the room; /peers lists members."
@@ -245,8 +263,9 @@ final class Room: Sendable {
             }
             recipients = matches
         }
+        let rest = request.path
         guard !rest.isEmpty else {
-            output.error("Usage: /send [@name] <path>")
+            output.error(SendRequest.usage)
             return
         }
         do {
@@ -260,7 +279,7 @@ final class Room: Sendable {
         }
     }
 
-    /// Sends a file to `recipients` at once with a live progress bar; returns when every one of them has
+    /// Sends a file to `recipients` at once, on the status line of a live terminal; returns when every one of them has
     /// verified it (SHA-256) and holds it at its final name.
     @discardableResult
     func sendFile(at url: URL, to recipients: [PeerID]) async throws -> Int {
@@ -270,15 +289,13 @@ final class Room: Sendable {
             throw CLIError("Cannot read \(url.path): check the path and its permissions.")
         }
         let name = url.lastPathComponent
-        let bar = ProgressBar(label: "sending \(name)", total: size * Int64(recipients.count))
         output.event("file-sending", ["file": .string(name), "bytes": .number(size), "to": .int(recipients.count)],
                      human: "sending \"\(name)\" (\(ProgressBar.bytes(size))) to \(recipients.map(\.displayName).joined(separator: ", "))")
         let progresses = NIOLockedValueBox<[Progress]>([])
-        let ticker = Task {
-            while !Task.isCancelled {
-                bar.update(completed: progresses.withLockedValue { $0.reduce(0) { $0 + $1.completedUnitCount } })
-                try? await Task.sleep(for: .milliseconds(100))
-            }
+        // On a live terminal the status line follows the bytes sent to every recipient together.
+        let screen = Console.live
+        let transfer = screen?.beginTransfer(name: name, direction: .sending, total: size * Int64(recipients.count)) {
+            progresses.withLockedValue { $0.reduce(0) { $0 + $1.completedUnitCount } }
         }
         let failures = await withTaskGroup(of: (PeerID, PeerMeshError?).self) { group in
             for peer in recipients {
@@ -294,9 +311,7 @@ final class Room: Sendable {
             }
             return await group.reduce(into: [(PeerID, PeerMeshError)]()) { if let error = $1.1 { $0.append(($1.0, error)) } }
         }
-        ticker.cancel()
-        await ticker.value
-        bar.finish(completed: progresses.withLockedValue { $0.reduce(0) { $0 + $1.completedUnitCount } })
+        if let screen, let transfer { screen.endTransfer(transfer, summary: true) }
         for (peer, error) in failures {
             output.error("\"\(name)\" to \(peer.displayName) failed: \(UserWords.sendFailure(error))", code: error.code)
         }
@@ -377,13 +392,16 @@ final class Room: Sendable {
                 case .ack:
                     ackSink.yield((message.id, peer))
                 }
-            case .resourceStarted(let file, let peer, _):
+            case .resourceStarted(let file, let peer, let progress):
                 output.event("file-started", RoomOutput.fields(peer).merging(["file": .string(file)]) { $1 },
                              human: "receiving \"\(file)\" from \(peer.displayName)…")
+                followIncoming(file, from: peer, progress)
             case .resourceFinished(let file, let peer, .success(let url)):
+                incomingEnded(file, from: peer)
                 output.event("file-received", RoomOutput.fields(peer).merging(["file": .string(file), "path": .string(url.path)]) { $1 },
                              human: "received \"\(file)\" from \(peer.displayName) (SHA-256 verified) → \(url.path)")
             case .resourceFinished(let file, let peer, .failure(let error)):
+                incomingEnded(file, from: peer)
                 let why = UserWords.receiveFailure(error, downloads: session.configuration.receivingDirectory)
                 output.event("file-failed", RoomOutput.fields(peer).merging(["file": .string(file), "message": .string(why), "code": .string(error.code.name)]) { $1 },
                              human: "\"\(file)\" from \(peer.displayName) failed: \(why)")
@@ -405,6 +423,23 @@ final class Room: Sendable {
                              human: "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(why)")
             }
         }
+    }
+
+    /// Shows an incoming file on the live terminal's status line until it ends.
+    private func followIncoming(_ file: String, from peer: PeerID, _ progress: Progress) {
+        guard let screen = Console.live else { return }
+        let id = screen.beginTransfer(name: file, direction: .receiving, total: progress.totalUnitCount) { progress.completedUnitCount }
+        incoming.withLockedValue { $0["\(peer.id)/\(file)", default: []].append(id) }
+    }
+
+    private func incomingEnded(_ file: String, from peer: PeerID) {
+        let id = incoming.withLockedValue { incoming -> Int? in
+            let key = "\(peer.id)/\(file)"
+            guard incoming[key]?.isEmpty == false else { return nil }
+            defer { if incoming[key]?.isEmpty == true { incoming[key] = nil } }
+            return incoming[key]?.removeFirst()
+        }
+        if let id { Console.live?.endTransfer(id, summary: false) }
     }
 
     private func followAdvertiser() async {

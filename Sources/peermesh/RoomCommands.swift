@@ -125,6 +125,13 @@ struct SendCommand: AsyncParsableCommand {
             let following = Task { await room.runInteractive(readInput: false) }
             defer { following.cancel() }
             await room.settle()
+            // On a terminal a file's progress shows on a status line; no input is read.
+            let screen = file != nil && !options.json && LiveScreen.isPossible ? LiveScreen.start(readsInput: false, historyFile: nil) : nil
+            Console.route(through: screen)
+            func release() async {
+                await screen?.stop()
+                Console.route(through: nil)
+            }
             do {
                 if let message {
                     let count = try await room.say(message, timeout: .milliseconds(Int64(timeout * 1000)))
@@ -135,9 +142,11 @@ struct SendCommand: AsyncParsableCommand {
                     try await room.sendFile(at: URL(fileURLWithPath: file), to: mesh.connectedPeers)
                 }
             } catch {
+                await release()
                 await room.leave()
                 throw error
             }
+            await release()
             await room.leave()
         }
     }

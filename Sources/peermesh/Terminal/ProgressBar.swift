@@ -1,0 +1,55 @@
+import Foundation
+
+/// One transfer in words and a bar — `sending big.bin [#######.......]  45%  12.3 MiB / 27.0 MiB  110.2 MiB/s  ETA 0:02`
+/// — fitted to a number of columns: the bar shortens first, then the sizes, the bar, the speed go, and last the name
+/// is cut, so the percentage and the time left stay in sight on any terminal.
+enum ProgressBar {
+    /// The widest bar; the narrowest before it is dropped.
+    static let barWidths = (widest: 24, narrowest: 8)
+
+    /// `transfer` in at most `columns` columns.
+    static func render(_ transfer: TransferProgress, columns: Int) -> String {
+        let percent = String(format: "%3d%%", transfer.percent)
+        let sizes = "\(bytes(transfer.completed)) / \(bytes(transfer.total))"
+        let speed = "\(bytes(Int64(transfer.bytesPerSecond)))/s"
+        let eta = "ETA " + clock(transfer.secondsLeft)
+        func line(_ label: String, bar: Int?, _ fields: [String]) -> String {
+            let drawn = bar.map { " [" + self.bar(transfer.fraction, width: $0) + "]" } ?? ""
+            return label + drawn + " " + fields.joined(separator: "  ")
+        }
+        let label = transfer.label
+        var candidates = (barWidths.narrowest...barWidths.widest).reversed().map { line(label, bar: $0, [percent, sizes, speed, eta]) }
+        candidates += (barWidths.narrowest...barWidths.widest).reversed().map { line(label, bar: $0, [percent, speed, eta]) }
+        candidates += [line(label, bar: nil, [percent, speed, eta]), line(label, bar: nil, [percent, eta])]
+        if let fitting = candidates.first(where: { TerminalColumns.width(of: $0) <= columns }) { return fitting }
+        // Not even the name fits beside the numbers: cut the name, then (on a very narrow terminal) everything.
+        let tail = " " + percent + "  " + eta
+        let room = columns - TerminalColumns.width(of: tail)
+        if room >= 4 { return TerminalColumns.truncate(label, to: room) + tail }
+        return TerminalColumns.truncate(label + tail, to: columns)
+    }
+
+    /// `[#######.......]`'s inside: `fraction` of `width` filled.
+    static func bar(_ fraction: Double, width: Int) -> String {
+        let filled = min(width, Int((fraction * Double(width)).rounded(.down)))
+        return String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+    }
+
+    /// `0:07`, `12:34`, `1:02:03`.
+    static func clock(_ seconds: Int) -> String {
+        let (hours, minutes, rest) = (seconds / 3600, seconds / 60 % 60, seconds % 60)
+        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
+    }
+
+    /// `512 B`, `12.3 MiB`: powers of 1024, one decimal.
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
