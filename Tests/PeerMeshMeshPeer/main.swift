@@ -129,13 +129,15 @@ struct Ledger {
     }
 }
 
-/// A relay that tampers with every second data frame it forwards, cycling through four attacks, and counts them.
+/// A relay that tampers with every second data frame it forwards (the first time it forwards it), cycling through four
+/// attacks, and counts them.
 /// Mirrors `TamperingRelayTests.Tamperer` in MeshTests.swift, here in a real relay process.
 final class Tamperer: Sendable {
     private struct State {
         var handled = 0
         var previous: RoutedFrame?
         var kinds: [String: Int] = [:]
+        var seen: Set<UInt64> = []
         /// Off until the `tamper` command: the members' admission decisions pass through the relay as the session forms.
         var armed = false
     }
@@ -150,7 +152,8 @@ final class Tamperer: Sendable {
         // End-to-end acknowledgements flow the other way; only data frames are tampered with and counted.
         if frame.flags & EndToEndChannel.ackFlag != 0 { return [frame] }
         let (out, kind) = state.withLock { state -> ([RoutedFrame], String?) in
-            guard state.armed else { return ([frame], nil) }
+            // A re-send of a frame already handled passes intact: the test is whether one tampering costs anything.
+            guard state.armed, state.seen.insert(frame.sequence).inserted else { return ([frame], nil) }
             state.handled += 1
             defer { state.previous = frame }
             guard state.handled % 2 == 0 else { return ([frame], nil) }
@@ -441,7 +444,7 @@ final class Peer: Sendable {
                 "counters": ["relayed": counters.relayed, "droppedForgeries": counters.droppedForgeries,
                              "droppedDuplicates": counters.droppedDuplicates, "droppedNoRoute": counters.droppedNoRoute,
                              "droppedHopLimit": counters.droppedHopLimit, "retransmitted": counters.retransmitted,
-                             "invalidRecords": counters.invalidRecords],
+                             "invalidRecords": counters.invalidRecords, "heldBack": counters.heldBack],
                 "received": ledgers.withLock { $0.mapValues(\.json) },
             ]
             if let tamperer { fields["tamper"] = tamperer.json }

@@ -15,8 +15,9 @@ struct JoinWithoutDiscoveryTests {
         let alice = try Spawned(hosts.exec(a, room.peermesh(["host", "lobby", "--qr"], "alice")))
         let printed = await alice.line(within: 10, containing: "without discovery, others join with: peermesh join ")
         let command = try #require(printed, "\(alice.output)").components(separatedBy: "others join with: ")[1]
-        // The QR code follows: half-block lines, all of one width.
-        let blocks = alice.lines.filter { $0.hasPrefix("█") }
+        // The QR code follows: half-block lines, all of one width, ending with a line of upper half blocks.
+        #expect(await eventually(timeout: .seconds(5)) { alice.lines.contains { $0.hasPrefix("▀▀▀▀▀") } }, "\(alice.output)")
+        let blocks = alice.lines.filter { $0.hasPrefix("█") || $0.hasPrefix("▀") }
         #expect(blocks.count > 10 && Set(blocks.map(\.count)).count == 1, "\(alice.output)")
 
         let words = command.split(separator: " ").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "'")) }
