@@ -141,18 +141,6 @@ final class LinkHandler: ChannelInboundHandler {
         context?.channel.setOption(.autoRead, value: on).whenFailure { _ in }
     }
 
-    /// Queues a message; the future completes when its last frame is handed to the channel.
-    func send(_ message: ByteBuffer, mode: Frame.Mode, promise: EventLoopPromise<Void>) {
-        guard machine.isConnected, let frames = try? machine.sendMessage(message, mode: mode, now: .now()) else {
-            promise.fail(closeReason ?? PeerMeshError(.notConnected, "The peer is not connected."))
-            return
-        }
-        for (index, frame) in frames.enumerated() {
-            scheduler.enqueue(Outbound(frame: frame, promise: index == frames.count - 1 ? promise : nil), size: frame.wireSize, to: .messages)
-        }
-        drainPendingSends()
-    }
-
     /// Queues a transfer frame; `promise` (if any) completes when it is handed to the channel.
     func enqueue(_ frame: Frame, on queue: OutboundQueue, promise: EventLoopPromise<Void>? = nil) {
         guard machine.isConnected else {

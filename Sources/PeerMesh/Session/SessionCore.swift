@@ -45,7 +45,6 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     var evicted: Set<ObjectIdentifier> = []
     /// Incoming links whose invitation the app accepted (so it was told `.connecting`).
     var announcedIncoming: Set<ObjectIdentifier> = []
-    var sessionConfiguration: Session.Configuration { configuration }
 
     init(loop: EventLoop, identity: Identity, encryption: EncryptionPreference, configuration: Session.Configuration,
          tls: TLSContexts, source: SessionEvents.Producer.Source, roster: NIOLockedValueBox<[PeerID]>,
@@ -113,7 +112,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
 
     /// How frames reach `peer` now, or nil when it is neither a member nor a neighbour.
     func path(to peer: PeerID) -> PeerPath? {
-        machine.reach(peer) == .channel ? MemberPath(core: self, peer: peer) : nil
+        machine.canSend(to: peer) ? MemberPath(core: self, peer: peer) : nil
     }
 
     /// How `peer` is reached now, or nil when it is not a member.

@@ -77,5 +77,5 @@ struct MemberTable<Link: Hashable, Ticket> {
     }
 
     /// Every handle, in slot order.
-    var handles: [MemberHandle] { (0..<slots.count).map { MemberHandle(index: UInt32($0)) } }
+    var handles: LazyMapSequence<Range<Int>, MemberHandle> { (0..<slots.count).lazy.map { MemberHandle(index: UInt32($0)) } }
 }

@@ -9,7 +9,7 @@ extension SessionMachine {
     mutating func linkDirectlyWhereReachable(now: NIODeadline) {
         guard settings.linksDirectlyWhenReachable, !isClosed else { return }
         let scope = DialBudget.Scope(listening: listeningEndpoints, linkAddresses: linksInOrder.compactMap { linkAddresses[$0.link] })
-        let candidates = members.handles.filter { members[$0].announced && members[$0].directLink == nil && !connecting.contains(members[$0].keyID) }
+        let candidates = Array(members.handles).filter { members[$0].announced && members[$0].directLink == nil && !connecting.contains(members[$0].keyID) }
             .sorted { members[$0].keyID.lexicographicallyPrecedes(members[$1].keyID) }
         for handle in candidates {
             guard links.count + 1 < settings.maximumPeers else { return }

@@ -100,14 +100,6 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         case rosterChanged([PeerID])
     }
 
-    /// What can be sent to a member right now.
-    public enum Reach: Equatable {
-        /// Not a member and not a neighbour: nothing can be sent.
-        case none
-        /// A member or a neighbour: frames go on its channel (waiting for its record if it has none yet).
-        case channel
-    }
-
     let settings: Settings
     let identity: LocalIdentity
     let sessionPrivateKey: Curve25519.KeyAgreement.PrivateKey
@@ -224,7 +216,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         var handles: [MemberHandle] = []
         handles.reserveCapacity(peers.count)
         for peer in peers {
-            guard let handle = members.handle(peer.keyID), reach(handle) == .channel else {
+            guard let handle = members.handle(peer.keyID), canSend(to: handle) else {
                 throw PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent.")
             }
             handles.append(handle)
@@ -236,7 +228,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// Sends a transfer or control frame on `peer`'s channel, on `queue`.
     public mutating func send(_ frame: Frame, on queue: OutboundQueue, to peer: PeerID, ticket: Ticket?, now: NIODeadline) -> [Directive] {
-        guard let handle = members.handle(peer.keyID), reach(handle) == .channel else {
+        guard let handle = members.handle(peer.keyID), canSend(to: handle) else {
             if let ticket { out.append(.fail(ticket, PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))) }
             return flush()
         }
@@ -361,12 +353,11 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     // MARK: Questions
 
-    /// Whether frames can go to `peer` now.
-    public func reach(_ peer: PeerID) -> Reach { members.handle(peer.keyID).map(reach) ?? .none }
+    /// Whether frames can go to `peer` now: it is a member or a neighbour (its channel holds them until its record
+    /// arrives, if it has to).
+    public func canSend(to peer: PeerID) -> Bool { members.handle(peer.keyID).map(canSend) ?? false }
 
-    func reach(_ handle: MemberHandle) -> Reach {
-        members[handle].announced || members[handle].directLink != nil ? .channel : .none
-    }
+    func canSend(to handle: MemberHandle) -> Bool { members[handle].announced || members[handle].directLink != nil }
 
     /// Whether `peer` is reported `.connected`.
     public func isMember(_ peer: PeerID) -> Bool { members.handle(peer.keyID).map { members[$0].announced } ?? false }

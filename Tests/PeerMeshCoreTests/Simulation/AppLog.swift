@@ -1,4 +1,3 @@
-import Foundation
 import NIOCore
 @testable import PeerMeshCore
 
@@ -64,10 +63,7 @@ struct AppLog {
         let intact = buffer.withUnsafeReadableBytes { bytes in
             var index = 0
             while index < bytes.count {
-                if bytes[index] != filler(from: Int(from), sequence: sequence, at: index) {
-                    if ProcessInfo.processInfo.environment["PEERMESH_SIM_TRACE"] != nil { print("mismatch from \(from) #\(sequence) at \(index) of \(bytes.count)") }
-                    return false
-                }
+                if bytes[index] != filler(from: Int(from), sequence: sequence, at: index) { return false }
                 index += 1
             }
             return true

@@ -17,6 +17,13 @@ struct SimulationFailure: Error, CustomStringConvertible {
 /// with what it forwards; then a quiet period in which everything must settle. Invariants are checked after every
 /// step (`AppLog`, `checkBounds`) and at the end (`checkSettled`).
 enum Scenario {
+    /// The most sends from one member to another whose first hop has not taken them yet: the app waits beyond this,
+    /// as `Session.send` does under back-pressure.
+    static let outstandingSends = 32
+    /// What may wait in one member's channel: the outstanding sends' fragments (3 for the largest message drawn) and
+    /// a few control frames (pairing, decisions).
+    static let parkedBound = outstandingSends * 3 + 64
+
     static let settings = SimulatedNetwork.Machine.Settings(
         encryption: .required, maximumHops: 64, frameLimits: .default, maximumMessageSize: 16 * 1024 * 1024,
         maximumPeers: 64, linksDirectlyWhenReachable: false, admissionTimeout: .seconds(120), admissionLimits: .init()
@@ -77,7 +84,7 @@ enum Scenario {
         case 0..<55:
             guard let from = alive.randomElement(using: &random) else { return }
             let to = Int.random(in: 0..<network.members.count, using: &random)
-            guard to != from, network.outstanding(from: from, to: to) < 32 else { return }
+            guard to != from, network.outstanding(from: from, to: to) < outstandingSends else { return }
             for _ in 0..<Int.random(in: 1...5, using: &random) {
                 let size = Int.random(in: 0..<10, using: &random) == 0 ? Int.random(in: 60_000...130_000, using: &random)
                     : Int.random(in: 0...200, using: &random)
@@ -132,7 +139,7 @@ extension SessionMachine {
         for handle in members.handles {
             let inFlight = members[handle].channel?.inFlight ?? 0
             let parked = members[handle].parked.count
-            if inFlight > EndToEndChannel.maximumRetained || parked > 32 * 3 + 64 {
+            if inFlight > EndToEndChannel.maximumRetained || parked > Scenario.parkedBound {
                 return "holds \(inFlight) frames in flight and \(parked) parked for \(members[handle].peer)"
             }
         }
