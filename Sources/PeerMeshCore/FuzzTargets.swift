@@ -45,7 +45,7 @@ public enum FuzzTargets {
     )
 
     private static let configuration = LinkConfiguration(
-        encryption: .none, limits: FrameLimits(maximumFrameSize: 4096, maximumContextSize: 1024), maximumMessageSize: 8192,
+        encryption: .none, limits: FrameLimits(maximumFrameSize: 4096, maximumContextSize: 1024),
         heartbeatInterval: .seconds(1), livenessTimeout: .seconds(4), handshakeTimeout: .seconds(5), maximumInvitationTimeout: .seconds(5)
     )
 

@@ -23,7 +23,7 @@ struct LinkPair {
     let acceptorIdentity: LocalIdentity
 
     static let configuration = LinkConfiguration(
-        encryption: .required, limits: .default, maximumMessageSize: 1 << 20, heartbeatInterval: .seconds(1),
+        encryption: .required, limits: .default, heartbeatInterval: .seconds(1),
         livenessTimeout: .seconds(4), handshakeTimeout: .seconds(5), maximumInvitationTimeout: .seconds(60)
     )
 
@@ -110,7 +110,7 @@ struct LinkPair {
                 }
             case .deliverInvitation:
                 if let decision { perform(side, update(side) { $0.invitationDecision(decision, now: now) }) }
-            case .connected, .deliver, .transfer, .mesh, .close:
+            case .connected, .mesh, .close:
                 break
             }
         }
@@ -130,8 +130,15 @@ struct LinkPair {
         return nil
     }
 
-    func delivered(_ side: Side) -> [ByteBuffer] {
-        log.compactMap { s, action in if s == side, case .deliver(let m, _, _) = action { m } else { nil } }
+    /// Mesh frames a side handed up to its session.
+    func delivered(_ side: Side) -> [Frame] {
+        log.compactMap { s, action in if s == side, case .mesh(let frame, _) = action { frame } else { nil } }
+    }
+
+    /// A Routed frame from the connector to the acceptor (its payload is opaque to the link).
+    var routed: Frame {
+        .routed(.init(source: connectorIdentity.peerID.keyID, destination: acceptorIdentity.peerID.keyID, hopLimit: 1,
+                      payload: ByteBuffer(string: "sealed")))
     }
 }
 
@@ -164,22 +171,30 @@ struct LinkStateMachineTests {
                           "acceptor connected", "connector connected"])
     }
 
-    @Test func messagesFlowBothWaysOnceConnected() throws {
+    @Test func meshFramesGoUpToTheSessionOnceConnected() {
         var pair = LinkPair()
         pair.start()
-        for text in ["a", "bb", String(repeating: "c", count: 200_000)] {
-            let frames = try pair.connector.sendMessage(ByteBuffer(string: text), mode: .reliable, now: pair.now)
-            pair.run(.connector, frames.map { .send($0) })
-        }
-        #expect(pair.delivered(.acceptor).map { String(buffer: $0) }.map(\.count) == [1, 2, 200_000])
-        let back = try pair.acceptor.sendMessage(ByteBuffer(string: "back"), mode: .unreliable, now: pair.now)
-        pair.run(.acceptor, back.map { .send($0) })
-        #expect(pair.delivered(.connector).map { String(buffer: $0) } == ["back"])
+        let frame = pair.routed
+        pair.run(.connector, [.send(frame)])
+        #expect(pair.delivered(.acceptor) == [frame])
     }
 
-    @Test func sendingBeforeConnectedThrows() {
-        var pair = LinkPair()
-        #expect(throws: PeerMeshError.self) { try pair.connector.sendMessage(ByteBuffer(), mode: .reliable, now: pair.now) }
+    /// One data path: messages and transfers travel only inside a member's channel, so on a link by themselves they
+    /// are a violation, before or after the link is up.
+    @Test(arguments: [true, false])
+    func dataAndTransferFramesOutsideAChannelAreViolations(connected: Bool) {
+        let data = { (pair: LinkPair) in
+            Frame.data(.init(source: pair.connectorIdentity.peerID.keyID, destination: pair.acceptorIdentity.peerID.keyID,
+                             mode: .reliable, flags: 1, sequence: 0, payload: ByteBuffer(string: "x")))
+        }
+        for make in [data, { _ in Fixtures.transfer(.done) }] {
+            var pair = LinkPair()
+            if !connected { pair.decision = nil }
+            pair.start()
+            #expect(pair.acceptor.isConnected == connected)
+            #expect(Self.closeCode(pair.acceptor.frameReceived(make(pair), now: pair.now)) == .protocolViolation)
+            #expect(pair.delivered(.acceptor).isEmpty)
+        }
     }
 
     @Test(arguments: [(LinkStateMachine.InvitationDecision.decline, PeerMeshError.Code.invitationDeclined),
@@ -412,13 +427,11 @@ struct LinkStateMachineTests {
         #expect(Self.closeCode(pair.acceptor.frameReceived(frame, now: pair.now)) == .protocolViolation)
     }
 
-    @Test func dataBeforeAcceptanceIsDiscarded() {
+    @Test func meshFramesBeforeAcceptanceAreDiscarded() {
         var pair = LinkPair()
         pair.decision = nil
         pair.start()
-        let early = Frame.data(.init(source: pair.connectorIdentity.peerID.keyID, destination: pair.acceptorIdentity.peerID.keyID,
-                                     mode: .reliable, flags: 1, sequence: 0, payload: ByteBuffer(string: "sneaky")))
-        let actions = pair.acceptor.frameReceived(early, now: pair.now)
+        let actions = pair.acceptor.frameReceived(pair.routed, now: pair.now)
         #expect(actions.isEmpty)
         #expect(pair.acceptor.framesDiscardedBeforeAcceptance == 1)
         pair.run(.acceptor, pair.acceptor.invitationDecision(.accept, now: pair.now))
@@ -438,14 +451,6 @@ struct LinkStateMachineTests {
         }
         #expect(reason?.code == .protocolViolation)
         #expect(actions.first == .send(.close(.init(reason: .protocolViolation, message: reason!.message))))
-    }
-
-    @Test func dataNamingSomeoneElseIsAViolation() {
-        var pair = LinkPair()
-        pair.start()
-        let forged = Frame.data(.init(source: Fixtures.bytes(32, 9), destination: pair.acceptorIdentity.peerID.keyID,
-                                      mode: .reliable, flags: 1, sequence: 0, payload: ByteBuffer()))
-        #expect(pair.acceptor.frameReceived(forged, now: pair.now).last.map { if case .close = $0 { true } else { false } } == true)
     }
 
     @Test func heartbeatsKeepALinkAliveAndSilenceEndsIt() {

@@ -10,8 +10,6 @@ protocol LinkDelegate: AnyObject {
     func link(_ link: LinkHandler, needsCertificateVerdictFor peer: VerifiedPeer)
     func link(_ link: LinkHandler, receivedInvitationFrom peer: VerifiedPeer, context: [UInt8], deadline: NIODeadline)
     func link(_ link: LinkHandler, connected peer: PeerID)
-    func link(_ link: LinkHandler, received message: ByteBuffer, from peer: PeerID, mode: Frame.Mode)
-    func link(_ link: LinkHandler, receivedTransfer frame: TransferFrame, from peer: PeerID)
     func link(_ link: LinkHandler, receivedMesh frame: Frame, from peer: PeerID)
     func link(_ link: LinkHandler, closedWith reason: PeerMeshError?)
     /// A LinkState or Routed frame of `bytes` bytes (frame header included) was written to the connection.
@@ -200,10 +198,6 @@ final class LinkHandler: ChannelInboundHandler {
                 delegate?.link(self, receivedInvitationFrom: peer, context: invitationContext, deadline: deadline)
             case .connected(let peer):
                 delegate?.link(self, connected: peer)
-            case .deliver(let message, let peer, let mode):
-                delegate?.link(self, received: message, from: peer, mode: mode)
-            case .transfer(let frame, let peer):
-                delegate?.link(self, receivedTransfer: frame, from: peer)
             case .mesh(let frame, let peer):
                 delegate?.link(self, receivedMesh: frame, from: peer)
             case .close(let reason):

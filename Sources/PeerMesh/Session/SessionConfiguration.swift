@@ -119,7 +119,7 @@ extension Session {
 
         var link: LinkConfiguration {
             LinkConfiguration(
-                encryption: .required, limits: frameLimits, maximumMessageSize: maximumMessageSize,
+                encryption: .required, limits: frameLimits,
                 heartbeatInterval: TimeAmount(livenessTimeout) / 4, livenessTimeout: TimeAmount(livenessTimeout),
                 handshakeTimeout: TimeAmount(handshakeTimeout), maximumInvitationTimeout: TimeAmount(maximumInvitationTimeout),
                 preambleTimeout: TimeAmount(preambleTimeout), handshakeStepTimeout: TimeAmount(handshakeStepTimeout)

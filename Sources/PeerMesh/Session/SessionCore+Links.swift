@@ -239,16 +239,6 @@ extension SessionCore {
         outgoing.removeValue(forKey: id)?.promise.succeed(peer)
     }
 
-    func link(_ link: LinkHandler, receivedTransfer frame: TransferFrame, from peer: PeerID) {
-        guard machine.memberLinks.contains(ObjectIdentifier(link)) else { return }
-        transfers.handle(frame, from: peer)
-    }
-
-    func link(_ link: LinkHandler, received message: ByteBuffer, from peer: PeerID, mode: Frame.Mode) {
-        guard machine.memberLinks.contains(ObjectIdentifier(link)) else { return }
-        emit(.received(Data(message.readableBytesView), from: peer))
-    }
-
     func link(_ link: LinkHandler, closedWith reason: PeerMeshError?) {
         let id = ObjectIdentifier(link)
         releaseSlots(of: id)

@@ -6,8 +6,6 @@ public struct LinkConfiguration: Sendable {
     public var encryption: EncryptionPreference
     /// Decoder bounds.
     public var limits: FrameLimits
-    /// The largest application message accepted.
-    public var maximumMessageSize: Int
     /// Send a heartbeat when nothing was sent for this long.
     public var heartbeatInterval: TimeAmount
     /// Declare the peer gone when nothing arrived for this long.
@@ -26,7 +24,7 @@ public struct LinkConfiguration: Sendable {
 
     /// Creates a link configuration.
     public init(
-        encryption: EncryptionPreference, limits: FrameLimits, maximumMessageSize: Int,
+        encryption: EncryptionPreference, limits: FrameLimits,
         heartbeatInterval: TimeAmount, livenessTimeout: TimeAmount, handshakeTimeout: TimeAmount,
         maximumInvitationTimeout: TimeAmount, capabilities: Capabilities = .all,
         preambleTimeout: TimeAmount = .seconds(3), handshakeStepTimeout: TimeAmount = .seconds(5)
@@ -36,7 +34,6 @@ public struct LinkConfiguration: Sendable {
         self.capabilities = capabilities
         self.encryption = encryption
         self.limits = limits
-        self.maximumMessageSize = maximumMessageSize
         self.heartbeatInterval = heartbeatInterval
         self.livenessTimeout = livenessTimeout
         self.handshakeTimeout = handshakeTimeout
@@ -65,10 +62,6 @@ public struct LinkStateMachine: Sendable {
         case deliverInvitation(VerifiedPeer, context: [UInt8], deadline: NIODeadline)
         /// The peer is now a session member.
         case connected(PeerID)
-        /// A whole message from the peer.
-        case deliver(ByteBuffer, from: PeerID, mode: Frame.Mode)
-        /// A resource or stream frame from the peer, addressed to us (the session's transfers handle it).
-        case transfer(TransferFrame, from: PeerID)
         /// A link-state record, or a routed or multicast frame, from the peer (the session's mesh handles it).
         case mesh(Frame, from: PeerID)
         /// Close the connection; `reason` is nil when we left on purpose.
@@ -85,7 +78,7 @@ public struct LinkStateMachine: Sendable {
         case awaitingInvitation(VerifiedPeer)            // acceptor
         case awaitingAppDecision(VerifiedPeer)           // acceptor
         case judgingCertificateAfterAccept(VerifiedPeer) // acceptor
-        case connected(VerifiedPeer, MessageReassembler)
+        case connected(VerifiedPeer)
         case closed
     }
 
@@ -111,8 +104,7 @@ public struct LinkStateMachine: Sendable {
     private var isReadingPaused = false
     private var heartbeatInterval: TimeAmount
     private var lastSent: NIODeadline
-    private var fragmenter = MessageFragmenter()
-    /// Data frames dropped because they arrived before the peer was accepted.
+    /// Mesh frames dropped because they arrived before the peer was accepted.
     public private(set) var framesDiscardedBeforeAcceptance = 0
 
     /// A connector (inviter): `invitation` is sent once our app accepted the peer's certificate. `nonce` and
@@ -288,33 +280,16 @@ public struct LinkStateMachine: Sendable {
             return [.deliverInvitation(peer, context: invitation.context, deadline: deadline)]
         case (.invitationResponse(let response), .awaitingResponse(let peer)):
             guard response == .accepted else { return fail(Self.error(forResponse: response), tellPeer: false) }
-            state = .connected(peer, MessageReassembler(maximumMessageSize: configuration.maximumMessageSize))
+            state = .connected(peer)
             return [.connected(peer.peerID)]
-        case (.data(let data), .connected(let peer, var reassembler)):
-            // Frames between members that are not the link's two ends travel as `routed` frames instead.
-            guard data.source == peer.peerID.keyID, data.destination == identity.peerID.keyID else {
-                return fail(Frame.violation("a data frame names another source or destination"), tellPeer: true)
-            }
-            // The state lets go of the reassembler while it appends, so its buffers are not shared (and copied).
-            state = .closed
-            do {
-                let message = try reassembler.add(data)
-                state = .connected(peer, reassembler)
-                return message.map { [.deliver($0, from: peer.peerID, mode: data.mode)] } ?? []
-            } catch {
-                state = .connected(peer, reassembler)
-                return fail(error, tellPeer: true)
-            }
-        case (.multicast, .connected(let peer, _)) where !peer.negotiation.capabilities.contains(.multicast):
+        case (.data, _), (.transfer, _):
+            // One data path: messages and transfers travel only inside a member's channel (Routed), neighbour or not.
+            return fail(Frame.violation("a \(frame.kind) frame outside a member's channel"), tellPeer: true)
+        case (.multicast, .connected(let peer)) where !peer.negotiation.capabilities.contains(.multicast):
             return fail(Frame.violation("a \(frame.kind) frame on a link that did not agree on its capability"), tellPeer: true)
-        case (.transfer(let transfer), .connected(let peer, _)):
-            guard transfer.source == peer.peerID.keyID, transfer.destination == identity.peerID.keyID else {
-                return fail(Frame.violation("a transfer frame names another source or destination"), tellPeer: true)
-            }
-            return [.transfer(transfer, from: peer.peerID)]
-        case (.linkState, .connected(let peer, _)), (.routed, .connected(let peer, _)), (.multicast, .connected(let peer, _)):
+        case (.linkState, .connected(let peer)), (.routed, .connected(let peer)), (.multicast, .connected(let peer)):
             return [.mesh(frame, from: peer.peerID)]
-        case (.data, _), (.transfer, _), (.linkState, _), (.routed, _), (.multicast, _):
+        case (.linkState, _), (.routed, _), (.multicast, _):
             framesDiscardedBeforeAcceptance += 1
             return []
         default:
@@ -338,7 +313,7 @@ public struct LinkStateMachine: Sendable {
                     .close(reason: Self.localCertificateRejection(peer)),
                 ]
             }
-            state = .connected(peer, MessageReassembler(maximumMessageSize: configuration.maximumMessageSize))
+            state = .connected(peer)
             lastSent = now
             return [.send(.invitationResponse(.accepted)), .connected(peer.peerID)]
         default:
@@ -378,16 +353,7 @@ public struct LinkStateMachine: Sendable {
         }
     }
 
-    /// Fragments an application message into frames to send; throws unless connected.
-    public mutating func sendMessage(_ message: ByteBuffer, mode: Frame.Mode, now: NIODeadline) throws(PeerMeshError) -> [Frame] {
-        guard case .connected(let peer, _) = state else {
-            throw PeerMeshError(.notConnected, "The peer is not connected.")
-        }
-        lastSent = now
-        return fragmenter.fragments(of: message, source: identity.peerID.keyID, destination: peer.peerID.keyID, mode: mode)
-    }
-
-    /// The handler wrote a frame that did not come from this machine (a transfer chunk): no heartbeat is needed.
+    /// The handler wrote a frame that did not come from this machine (a member's channel): no heartbeat is needed.
     public mutating func noteSent(now: NIODeadline) { lastSent = now }
 
     /// We stopped (or resumed) reading from the peer on purpose, because our app is not keeping up.
