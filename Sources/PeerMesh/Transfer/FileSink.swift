@@ -8,16 +8,17 @@ import Glibc
 #endif
 
 /// A resource being received: a hidden partial file in the receiving directory, written and hashed in order on
-/// its own serial queue (see `FileSource` for why), then moved into place under a free name.
+/// its own queue (`FileQueue`), then moved into place under a free name.
 ///
 /// The partial file lives in `<receiving directory>/.peermesh-partial/`, on the same file system as the final
 /// name, so moving it is one atomic `link(2)` that never overwrites an existing file.
-final class FileSink: @unchecked Sendable {
-    let queue = DispatchQueue(label: "peermesh.resource.write")
+actor FileSink {
+    private let queue = FileQueue(label: "peermesh.resource.write")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { queue.asUnownedSerialExecutor() }
     let partialURL: URL
     private let directory: URL
     private var fd: Int32
-    /// Bytes written (and hashed) so far. On `queue`.
+    /// Bytes written (and hashed) so far.
     private(set) var offset: UInt64 = 0
     private var hasher = SHA256()
 
@@ -50,7 +51,10 @@ final class FileSink: @unchecked Sendable {
         return .init(free: UInt64(stats.f_bavail) * UInt64(stats.f_frsize), total: UInt64(stats.f_blocks) * UInt64(stats.f_frsize))
     }
 
-    /// Appends and hashes `payload`. On `queue`.
+    /// Runs `body` on this file's queue, after the work queued before it.
+    nonisolated func run(_ body: @escaping @Sendable (isolated FileSink) -> Void) { queue.run(self, body) }
+
+    /// Appends and hashes `payload`.
     func append(_ payload: ByteBuffer) throws(PeerMeshError) {
         var done = 0
         let total = payload.readableBytes
@@ -66,11 +70,11 @@ final class FileSink: @unchecked Sendable {
         offset += UInt64(total)
     }
 
-    /// The SHA-256 of everything written. On `queue`; the running hash stays usable.
+    /// The SHA-256 of everything written; the running hash stays usable.
     func digest() -> [UInt8] { Array(hasher.finalize()) }
 
     /// Flushes the file to disk (a delayed allocation failure shows up here, not later) and links it into the
-    /// receiving directory under `name`, or `name (2)`, `name (3)`... when taken. On `queue`.
+    /// receiving directory under `name`, or `name (2)`, `name (3)`... when taken.
     func commit(name: String) throws(PeerMeshError) -> URL {
         guard fdatasync(fd) == 0 else { throw Self.writeError(errno, path: partialURL.path) }
         close(fd)
@@ -88,10 +92,10 @@ final class FileSink: @unchecked Sendable {
         throw PeerMeshError(.fileAccess, "Every name like \(name) is taken in \(directory.path); make room and send again.")
     }
 
-    /// `discard()` on `queue`, after the writes queued before it: callable from anywhere.
-    func discardLater() { queue.async { self.discard() } }
+    /// `discard()` after the writes queued before it: callable from anywhere.
+    nonisolated func discardLater() { run { $0.discard() } }
 
-    /// Closes and removes the partial file. On `queue`.
+    /// Closes and removes the partial file.
     func discard() {
         if fd >= 0 { close(fd) }
         fd = -1

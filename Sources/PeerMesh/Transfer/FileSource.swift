@@ -7,14 +7,11 @@ import PeerMeshCore
 import Glibc
 #endif
 
-/// The file a resource is read from, read in blocks on its own serial queue and hashed as it is read.
-///
-/// Why a serial `DispatchQueue` per file and plain POSIX calls: the reads block, so they must stay off the event
-/// loop; one serial queue per transfer keeps each file's reads and hash updates in order without locks, and
-/// different transfers (and disks) never wait for each other. Only one block is in flight per transfer, so
-/// memory stays bounded by the credit window whatever the file size.
-final class FileSource: @unchecked Sendable {
-    let queue = DispatchQueue(label: "peermesh.resource.read")
+/// The file a resource is read from, read in blocks on its own queue (`FileQueue`) and hashed as it is read.
+/// Only one block is in flight per transfer, so memory stays bounded by the credit window whatever the file size.
+actor FileSource {
+    private let queue = FileQueue(label: "peermesh.resource.read")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { queue.asUnownedSerialExecutor() }
     let size: UInt64
     private let path: String
     private let fd: Int32
@@ -39,7 +36,10 @@ final class FileSource: @unchecked Sendable {
 
     deinit { close(fd) }
 
-    /// Restarts the running hash over `0..<offset` (the bytes a resumed receiver already holds). On `queue`.
+    /// Runs `body` on this file's queue, after the work queued before it.
+    nonisolated func run(_ body: @escaping @Sendable (isolated FileSource) -> Void) { queue.run(self, body) }
+
+    /// Restarts the running hash over `0..<offset` (the bytes a resumed receiver already holds).
     func restartHash(upTo offset: UInt64) throws(PeerMeshError) {
         hasher = SHA256()
         var position: UInt64 = 0
@@ -49,7 +49,7 @@ final class FileSource: @unchecked Sendable {
         }
     }
 
-    /// Reads and hashes `length` bytes at `offset`; a short read means the file shrank. On `queue`.
+    /// Reads and hashes `length` bytes at `offset`; a short read means the file shrank.
     func read(at offset: UInt64, length: Int) throws(PeerMeshError) -> ByteBuffer {
         var buffer = ByteBufferAllocator().buffer(capacity: length)
         while buffer.readableBytes < length {
@@ -67,7 +67,6 @@ final class FileSource: @unchecked Sendable {
     }
 
     /// Whether the file at `path` is still the one we opened, unmodified; and the digest of everything read.
-    /// On `queue`.
     func finish() -> (unchanged: Bool, digest: [UInt8]) {
         var now = stat(), named = stat()
         let unchanged = fstat(fd, &now) == 0 && stat(path, &named) == 0

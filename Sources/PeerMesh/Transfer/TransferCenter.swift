@@ -12,8 +12,9 @@ protocol TransferTransport: AnyObject {
 
 /// The session's resources and streams, in both directions: performs the pure transfer machines' actions
 /// (frames on the peer's path, file I/O on per-file queues) and reports to the app. Confined to the session's
-/// event loop, like the session that owns it; it reaches the session only through `TransferTransport`.
-final class TransferCenter: @unchecked Sendable {
+/// event loop, like the session that owns it; it reaches the session only through `TransferTransport`. Not
+/// `Sendable`: file queues, `Progress` handlers and stream readers call back through `hop`, which runs on the loop.
+final class TransferCenter {
     /// Payload bytes per chunk frame.
     static let chunkSize = 64 * 1024
 
@@ -23,6 +24,7 @@ final class TransferCenter: @unchecked Sendable {
     private let me: PeerID
     private let configuration: Session.Configuration
     private var nextID = UInt64.random(in: 1...(UInt64.max / 2))
+    private var nextSerial: UInt64 = 0
     private var outgoing: [UInt64: OutgoingResource] = [:]
     private var incoming: [TransferKey: IncomingResource] = [:]
     private var partials: [TransferKey: PartialResource] = [:]
@@ -36,6 +38,12 @@ final class TransferCenter: @unchecked Sendable {
         self.loop = loop
         self.me = me
         self.configuration = configuration
+    }
+
+    /// Calls `body` with this center on the session's loop, from any thread (file queues, `Progress` handlers).
+    private var hop: @Sendable (@escaping @Sendable (TransferCenter) -> Void) -> Void {
+        let center = NIOLoopBound(self, eventLoop: loop)
+        return { body in center.eventLoop.execute { body(center.value) } }
     }
 
     private func frame(_ id: UInt64, _ peer: PeerID, _ body: TransferFrame.Body) -> Frame {
@@ -70,57 +78,57 @@ final class TransferCenter: @unchecked Sendable {
         guard outgoing.values.filter({ $0.peer == peer }).count < configuration.maximumConcurrentTransfers else {
             return completion(PeerMeshError(.transferLimit, "Already sending \(configuration.maximumConcurrentTransfers) resources to \(peer); wait for one to finish or raise Configuration.maximumConcurrentTransfers."))
         }
-        let transfer = OutgoingResource(
-            id: allocateID(), peer: peer, name: name, source: source, progress: progress,
+        let id = allocateID()
+        outgoing[id] = OutgoingResource(
+            id: id, peer: peer, name: name, source: source, progress: progress,
             resumeWindow: TimeAmount(configuration.resumeWindow), completion: completion
         )
-        outgoing[transfer.id] = transfer
-        let id = transfer.id
-        progress.cancellationHandler = { [loop] in loop.execute { self.cancelOutgoing(id) } }
-        if progress.isCancelled { return cancelOutgoing(id) }
-        perform(transfer, transfer.machine.start())
+        let hop = self.hop
+        progress.cancellationHandler = { hop { $0.update(outgoing: id) { $0.cancel() } } }
+        if progress.isCancelled { return update(outgoing: id) { $0.cancel() } }
+        update(outgoing: id) { $0.start() }
     }
 
-    private func cancelOutgoing(_ id: UInt64) {
-        guard let transfer = outgoing[id] else { return }
-        perform(transfer, transfer.machine.cancel())
+    /// Feeds the machine of the resource we send as `id`, if it is still ours, and performs what it answers.
+    private func update(outgoing id: UInt64, _ input: (inout ResourceSender) -> [ResourceSender.Action]) {
+        guard outgoing[id] != nil else { return }
+        perform(outgoing: id, input(&outgoing[id]!.machine))
     }
 
-    private func perform(_ transfer: OutgoingResource, _ actions: [ResourceSender.Action]) {
-        let source = transfer.source
+    private func perform(outgoing id: UInt64, _ actions: [ResourceSender.Action]) {
+        let hop = self.hop
         for action in actions {
+            guard let transfer = outgoing[id] else { return }
+            let source = transfer.source
             switch action {
             case .sendOpen:
                 send(transfer.id, to: transfer.peer, .open(kind: .resource, size: source.size, name: transfer.name))
             case .restartHash(let offset, let generation):
                 transfer.progress.completedUnitCount = Int64(clamping: offset)
-                source.queue.async {
+                source.run { source in
                     do {
                         try source.restartHash(upTo: offset)
-                        self.loop.execute { self.perform(transfer, transfer.machine.prefixHashed(generation: generation)) }
+                        hop { $0.update(outgoing: id) { $0.prefixHashed(generation: generation) } }
                     } catch {
-                        self.loop.execute { self.perform(transfer, transfer.machine.failLocally(Self.typed(error))) }
+                        hop { $0.update(outgoing: id) { $0.failLocally(Self.typed(error)) } }
                     }
                 }
             case .read(let offset, let length, let generation):
-                source.queue.async {
+                source.run { source in
                     do {
                         let block = try source.read(at: offset, length: length)
-                        self.loop.execute {
-                            guard let next = transfer.machine.readCompleted(generation: generation) else { return }
-                            self.sendChunks(of: transfer, block, at: offset)
-                            self.perform(transfer, next)
-                        }
+                        hop { $0.readCompleted(outgoing: id, block, at: offset, generation: generation) }
                     } catch {
-                        self.loop.execute { self.perform(transfer, transfer.machine.failLocally(Self.typed(error))) }
+                        hop { $0.update(outgoing: id) { $0.failLocally(Self.typed(error)) } }
                     }
                 }
             case .checkSource(let generation):
-                source.queue.async {
+                source.run { source in
                     let (unchanged, digest) = source.finish()
-                    self.loop.execute {
-                        transfer.digest = digest
-                        self.perform(transfer, transfer.machine.sourceChecked(unchanged: unchanged, generation: generation))
+                    hop { center in
+                        guard center.outgoing[id] != nil else { return }
+                        center.outgoing[id]!.digest = digest
+                        center.update(outgoing: id) { $0.sourceChecked(unchanged: unchanged, generation: generation) }
                     }
                 }
             case .sendEnd:
@@ -132,12 +140,19 @@ final class TransferCenter: @unchecked Sendable {
             case .fail(let error, let tell):
                 finish(transfer)
                 if let tell, let link = transport?.path(to: transfer.peer) {
-                    link.purge(transfer: transfer.id, error: error)
-                    link.enqueue(frame(transfer.id, transfer.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control)
+                    link.purge(transfer: id, error: error)
+                    link.enqueue(frame(id, transfer.peer, .reset(fromReceiver: false, reason: tell, message: error.message)), on: .control)
                 }
                 transfer.completion(error)
             }
         }
+    }
+
+    /// A block of the file was read: unless the machine moved on meanwhile, its chunks go out.
+    private func readCompleted(outgoing id: UInt64, _ block: ByteBuffer, at offset: UInt64, generation: Int) {
+        guard outgoing[id] != nil, let next = outgoing[id]!.machine.readCompleted(generation: generation) else { return }
+        sendChunks(of: outgoing[id]!, block, at: offset)
+        perform(outgoing: id, next)
     }
 
     private func finish(_ transfer: OutgoingResource) {
@@ -154,14 +169,16 @@ final class TransferCenter: @unchecked Sendable {
 
     private func sendChunks(of transfer: OutgoingResource, _ block: ByteBuffer, at offset: UInt64) {
         guard let link = transport?.path(to: transfer.peer) else { return }
+        let hop = self.hop
         var rest = block
         var position = offset
         while rest.readableBytes > 0 {
             let chunk = rest.readSlice(length: min(Self.chunkSize, rest.readableBytes))!
             let end = position + UInt64(chunk.readableBytes)
             let promise = loop.makePromise(of: Void.self)
+            let count = UInt64(chunk.readableBytes)
             promise.futureResult.whenSuccess { [progress = transfer.progress] in
-                self.chunkBytesSent += UInt64(chunk.readableBytes)
+                hop { $0.chunkBytesSent += count }
                 if progress.completedUnitCount < Int64(clamping: end) { progress.completedUnitCount = Int64(clamping: end) }
             }
             link.enqueue(frame(transfer.id, transfer.peer, .chunk(offset: position, payload: chunk)), on: .transfer(transfer.id), promise: promise)
@@ -178,9 +195,10 @@ final class TransferCenter: @unchecked Sendable {
             if partial.rawName == name, partial.size == size {
                 // Resume: answer with however much the partial file holds once its queued writes are done.
                 let sink = partial.sink
-                sink.queue.async {
+                let hop = self.hop
+                sink.run { sink in
                     let offset = sink.offset
-                    self.loop.execute { self.startIncoming(key, name: name, size: size, sink: sink, offset: offset) }
+                    hop { $0.startIncoming(key, name: name, size: size, sink: sink, offset: offset) }
                 }
                 return
             }
@@ -212,56 +230,63 @@ final class TransferCenter: @unchecked Sendable {
             sink.discardLater()
             return
         }
-        let transfer = IncomingResource(key: key, rawName: name, size: size, offset: offset, window: configuration.resourceWindow, sink: sink)
+        nextSerial += 1
+        let serial = nextSerial
+        let transfer = IncomingResource(key: key, serial: serial, rawName: name, size: size, offset: offset,
+                                        window: configuration.resourceWindow, sink: sink)
         incoming[key] = transfer
-        transfer.progress.cancellationHandler = { [loop] in
-            loop.execute {
-                guard self.incoming[key] === transfer else { return }
-                self.perform(transfer, transfer.machine.cancel())
-            }
-        }
+        let hop = self.hop
+        transfer.progress.cancellationHandler = { hop { $0.update(incoming: key, serial: serial) { $0.cancel() } } }
         send(key.id, to: key.peer, .accept(offset: offset, window: transfer.machine.windowSize))
         transport?.emit(.resourceStarted(name: transfer.name, from: key.peer, progress: transfer.progress))
     }
 
-    private func perform(_ transfer: IncomingResource, _ actions: [ResourceReceiver.Action]) {
-        let sink = transfer.sink
-        let key = transfer.key
+    /// Feeds the machine of the resource we receive as `key`, if `serial` is still the record under it, and
+    /// performs what it answers.
+    private func update(incoming key: TransferKey, serial: UInt64, _ input: (inout ResourceReceiver) -> [ResourceReceiver.Action]) {
+        guard incoming[key]?.serial == serial else { return }
+        perform(incoming: key, input(&incoming[key]!.machine))
+    }
+
+    private func perform(incoming key: TransferKey, _ actions: [ResourceReceiver.Action]) {
+        let hop = self.hop
         for action in actions {
+            guard let transfer = incoming[key] else { return }
+            let sink = transfer.sink
+            let serial = transfer.serial
             switch action {
             case .write(_, let payload):
-                sink.queue.async {
+                sink.run { sink in
                     do {
                         try sink.append(payload)
-                        self.loop.execute {
-                            guard self.incoming[key] === transfer else { return }
+                        hop { center in
+                            guard center.incoming[key]?.serial == serial else { return }
                             transfer.progress.completedUnitCount += Int64(payload.readableBytes)
-                            self.perform(transfer, transfer.machine.written(payload.readableBytes))
+                            center.update(incoming: key, serial: serial) { $0.written(payload.readableBytes) }
                         }
                     } catch {
-                        self.loop.execute {
-                            guard self.incoming[key] === transfer else { return }
-                            self.perform(transfer, transfer.machine.failLocally(Self.typed(error)))
-                        }
+                        hop { $0.update(incoming: key, serial: serial) { $0.failLocally(Self.typed(error)) } }
                     }
                 }
             case .grant(let increment):
                 send(key.id, to: key.peer, .credit(increment: increment))
             case .verify(let digest):
-                sink.queue.async {
+                sink.run { sink in
                     let matches = sink.digest() == digest
-                    self.loop.execute { self.perform(transfer, transfer.machine.verified(matches: matches)) }
+                    hop { $0.update(incoming: key, serial: serial) { $0.verified(matches: matches) } }
                 }
             case .commit:
-                sink.queue.async {
+                let name = transfer.name
+                sink.run { sink in
                     do {
-                        let url = try sink.commit(name: transfer.name)
-                        self.loop.execute {
-                            transfer.url = url
-                            self.perform(transfer, transfer.machine.committed())
+                        let url = try sink.commit(name: name)
+                        hop { center in
+                            guard center.incoming[key]?.serial == serial else { return }
+                            center.incoming[key]!.url = url
+                            center.update(incoming: key, serial: serial) { $0.committed() }
                         }
                     } catch {
-                        self.loop.execute { self.perform(transfer, transfer.machine.failLocally(Self.typed(error))) }
+                        hop { $0.update(incoming: key, serial: serial) { $0.failLocally(Self.typed(error)) } }
                     }
                 }
             case .succeed:
@@ -347,10 +372,10 @@ final class TransferCenter: @unchecked Sendable {
         guard inStreams.keys.filter({ $0.peer == key.peer }).count < configuration.maximumConcurrentStreams else {
             return reject(key, .transferLimit, "we already receive \(configuration.maximumConcurrentStreams) streams from you")
         }
-        let loop = self.loop
+        let hop = self.hop
         let bytes = ByteStream(
-            consumed: { count in loop.execute { self.streamConsumed(key, count) } },
-            cancelled: { loop.execute { self.cancelIncomingStream(key) } }
+            consumed: { count in hop { $0.streamConsumed(key, count) } },
+            cancelled: { hop { $0.cancelIncomingStream(key) } }
         )
         let stream = IncomingStream(bytes: bytes, machine: StreamReceiver(window: configuration.streamWindow))
         inStreams[key] = stream
@@ -385,8 +410,8 @@ final class TransferCenter: @unchecked Sendable {
         case .open(.stream, _, let name):
             openIncomingStream(key, name: name)
         case .accept(let offset, let window):
-            if let transfer = outgoing[id], transfer.peer == peer {
-                perform(transfer, transfer.machine.accepted(offset: offset, window: window))
+            if outgoing[id]?.peer == peer {
+                update(outgoing: id) { $0.accepted(offset: offset, window: window) }
             } else if outStreams[id]?.peer == peer, let opened = outStreams[id]!.opened {
                 outStreams[id]!.opened = nil
                 outStreams[id]!.machine.accepted(window: window)
@@ -394,8 +419,8 @@ final class TransferCenter: @unchecked Sendable {
                 pump(id)
             }
         case .chunk(let offset, let payload):
-            if let transfer = incoming[key] {
-                perform(transfer, transfer.machine.chunk(offset: offset, payload: payload))
+            if let serial = incoming[key]?.serial {
+                update(incoming: key, serial: serial) { $0.chunk(offset: offset, payload: payload) }
             } else if inStreams[key] != nil {
                 do { try inStreams[key]!.machine.chunk(offset: offset, count: payload.readableBytes) } catch {
                     return failIncomingStream(key, error, tell: .protocolError)
@@ -403,37 +428,37 @@ final class TransferCenter: @unchecked Sendable {
                 inStreams[key]!.bytes.append(Data(payload.readableBytesView))
             }
         case .credit(let increment):
-            if let transfer = outgoing[id], transfer.peer == peer {
-                perform(transfer, transfer.machine.creditGranted(increment))
+            if outgoing[id]?.peer == peer {
+                update(outgoing: id) { $0.creditGranted(increment) }
             } else if outStreams[id]?.peer == peer {
                 do { try outStreams[id]!.machine.credit(increment) } catch { return end(stream: id, error, tell: .protocolError) }
                 pump(id)
             }
         case .end(let length, let digest):
-            if let transfer = incoming[key] {
-                perform(transfer, transfer.machine.end(length: length, digest: digest))
+            if let serial = incoming[key]?.serial {
+                update(incoming: key, serial: serial) { $0.end(length: length, digest: digest) }
             } else if let stream = inStreams[key] {
                 do { try stream.machine.end(length: length) } catch { return failIncomingStream(key, error, tell: .protocolError) }
                 inStreams[key] = nil
                 stream.bytes.finish(.success(()))
             }
         case .reset(true, let reason, let message):
-            if let transfer = outgoing[id], transfer.peer == peer {
-                perform(transfer, transfer.machine.peerReset(reason, message: message))
+            if outgoing[id]?.peer == peer {
+                update(outgoing: id) { $0.peerReset(reason, message: message) }
             } else if outStreams[id]?.peer == peer {
                 end(stream: id, reason.error(message), tell: nil)
             }
         case .reset(false, let reason, let message):
-            if let transfer = incoming[key] {
-                perform(transfer, transfer.machine.peerReset(reason, message: message))
+            if let serial = incoming[key]?.serial {
+                update(incoming: key, serial: serial) { $0.peerReset(reason, message: message) }
             } else if inStreams[key] != nil {
                 failIncomingStream(key, reason.error(message), tell: nil)
             } else if let partial = partials.removeValue(forKey: key) {
                 partial.drop()
             }
         case .done:
-            if let transfer = outgoing[id], transfer.peer == peer {
-                perform(transfer, transfer.machine.peerDone())
+            if outgoing[id]?.peer == peer {
+                update(outgoing: id) { $0.peerDone() }
             }
         }
     }
@@ -444,11 +469,13 @@ final class TransferCenter: @unchecked Sendable {
     /// streams fail; what we were receiving is reported failed but kept for a resume.
     func peerDisconnected(_ peer: PeerID) {
         let now = NIODeadline.now()
-        for transfer in outgoing.values where transfer.peer == peer {
-            perform(transfer, transfer.machine.linkLost(now: now))
-            transfer.expiry?.cancel()
-            transfer.expiry = loop.scheduleTask(in: transfer.machine.resumeWindow) {
-                self.perform(transfer, transfer.machine.tick(now: .now()))
+        let hop = self.hop
+        for id in Array(outgoing.keys) where outgoing[id]?.peer == peer {
+            update(outgoing: id) { $0.linkLost(now: now) }
+            guard let resumeWindow = outgoing[id]?.machine.resumeWindow else { continue }
+            outgoing[id]!.expiry?.cancel()
+            outgoing[id]!.expiry = loop.scheduleTask(in: resumeWindow) {
+                hop { $0.update(outgoing: id) { $0.tick(now: .now()) } }
             }
         }
         let lost = PeerMeshError(.peerDisconnected, "The peer left before the transfer finished.")
@@ -458,8 +485,10 @@ final class TransferCenter: @unchecked Sendable {
             finish(transfer)
             let sink = transfer.sink
             let expiry = loop.scheduleTask(in: TimeAmount(configuration.resumeWindow)) {
-                guard self.partials.removeValue(forKey: key) != nil else { return }
-                sink.discardLater()
+                hop { center in
+                    guard center.partials.removeValue(forKey: key) != nil else { return }
+                    sink.discardLater()
+                }
             }
             partials[key] = PartialResource(rawName: transfer.rawName, size: transfer.machine.size, sink: sink, expiry: expiry)
             transport?.emit(.resourceFinished(name: transfer.name, from: peer, result: .failure(PeerMeshError(
@@ -471,10 +500,10 @@ final class TransferCenter: @unchecked Sendable {
 
     /// The peer is connected again: offer our suspended resources once more.
     func peerConnected(_ peer: PeerID) {
-        for transfer in outgoing.values where transfer.peer == peer && transfer.machine.isSuspended {
+        for (id, transfer) in outgoing where transfer.peer == peer && transfer.machine.isSuspended {
             transfer.expiry?.cancel()
-            transfer.expiry = nil
-            perform(transfer, transfer.machine.linkRestored())
+            outgoing[id]!.expiry = nil
+            update(outgoing: id) { $0.linkRestored() }
         }
     }
 

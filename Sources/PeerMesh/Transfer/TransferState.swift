@@ -3,11 +3,12 @@ import NIOConcurrencyHelpers
 import NIOCore
 import PeerMeshCore
 
-// The per-transfer records `TransferCenter` keeps. They are classes so I/O completions can find "their" transfer
-// and notice when it has been replaced; all of them are confined to the session's event loop.
+// The per-transfer records `TransferCenter` keeps: values in its dictionaries, confined to the session's event loop.
+// File I/O completions find their transfer again by key (an outgoing ID is never reused; an incoming record carries
+// a serial, because a resumed transfer gets a new record under the same key).
 
 /// A resource we send.
-final class OutgoingResource: @unchecked Sendable {
+struct OutgoingResource {
     let id: UInt64
     let peer: PeerID
     let name: String
@@ -31,8 +32,10 @@ final class OutgoingResource: @unchecked Sendable {
 }
 
 /// A resource we receive.
-final class IncomingResource: @unchecked Sendable {
+struct IncomingResource {
     let key: TransferKey
+    /// Tells this record from an earlier one under the same key (before a resume), whose I/O may still complete.
+    let serial: UInt64
     /// The name as the sender wrote it (a re-offer must match it to resume).
     let rawName: String
     /// The sanitised file name.
@@ -42,8 +45,9 @@ final class IncomingResource: @unchecked Sendable {
     var machine: ResourceReceiver
     var url: URL?
 
-    init(key: TransferKey, rawName: String, size: UInt64, offset: UInt64, window: UInt32, sink: FileSink) {
+    init(key: TransferKey, serial: UInt64, rawName: String, size: UInt64, offset: UInt64, window: UInt32, sink: FileSink) {
         self.key = key
+        self.serial = serial
         self.rawName = rawName
         self.name = ResourceName.sanitize(rawName)
         self.sink = sink
