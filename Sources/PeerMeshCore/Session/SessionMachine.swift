@@ -162,15 +162,15 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, address: [UInt8]?, now: NIODeadline) -> [Directive] {
         let handle = members.handle(for: peer)
         let previous = members[handle].directLink
-        // The peer may be a new process with the same identity, even one we still reach through others (it restarted
-        // faster than they noticed): its channel waits for the record it publishes on this link, which says.
-        members[handle].awaitingRecord = true
         if let previous, previous != link {
             // The same identity connected again (e.g. restarted): the newest link wins.
             out.append(.event(.transfersSuspended(peer)))
             forgetLink(previous)
             out.append(.close(previous))
         }
+        // The peer may be a new process with the same identity, even one we still reach through others (it restarted
+        // faster than they noticed): its channel waits for the record it publishes on this link, which says.
+        members[handle].awaitingRecord = true
         members[handle].peer = peer
         members[handle].directLink = link
         links[link] = handle
@@ -191,7 +191,12 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     private mutating func forgetLink(_ link: Link) {
-        if let handle = links.removeValue(forKey: link), members[handle].directLink == link { members[handle].directLink = nil }
+        if let handle = links.removeValue(forKey: link), members[handle].directLink == link {
+            members[handle].directLink = nil
+            // The record the channel waited for can no longer come this way. Records through others say as well
+            // whether the member is a new process (a new session key restarts its channel), so it waits no more.
+            members[handle].awaitingRecord = false
+        }
         linkAddresses[link] = nil
         multicastLinks.remove(link)
     }

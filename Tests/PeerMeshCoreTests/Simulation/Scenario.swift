@@ -13,9 +13,9 @@ struct SimulationFailure: Error, CustomStringConvertible {
 }
 
 /// A random session life made from a seed: 3–12 members on a random connected graph, then app sends, link cuts
-/// (clean and silent), new links, partitions, kills and restarts with new session keys, and a relay that tampers
-/// with what it forwards; then a quiet period in which everything must settle. Invariants are checked after every
-/// step (`AppLog`, `checkBounds`) and at the end (`checkSettled`).
+/// (clean and silent), new links, partitions, kills and restarts with new session keys, a relay that tampers with
+/// what it forwards, and apps that stop reading for a while; then a quiet period in which everything must settle.
+/// Invariants are checked after every step (`AppLog`, `checkBounds`) and at the end (`checkSettled`).
 enum Scenario {
     /// The most sends from one member to another whose first hop has not taken them yet: the app waits beyond this,
     /// as `Session.send` does under back-pressure.
@@ -23,6 +23,9 @@ enum Scenario {
     /// What may wait in one member's channel: the outstanding sends' fragments (3 for the largest message drawn) and
     /// a few control frames (pairing, decisions).
     static let parkedBound = outstandingSends * 3 + 64
+    /// What may wait unread at a member whose app stalls: every other member's window of frames in flight towards it
+    /// or through it, a re-send of each, and records and control frames.
+    static let unreadBound = SimulatedNetwork.identities.count * EndToEndChannel.maximumRetained * 2 + 1_000
 
     static let settings = SimulatedNetwork.Machine.Settings(
         encryption: .required, maximumHops: 64, frameLimits: .default, maximumMessageSize: 16 * 1024 * 1024,
@@ -34,11 +37,15 @@ enum Scenario {
         /// Drawn from uniformly: repeats make small sessions more likely (they are cheaper, and most bugs show in them).
         let memberCounts: [Int]
         let steps: ClosedRange<Int>
+        /// Whether apps stall (v4 on): older profiles draw exactly what they drew when their seeds were found.
+        var stalls = false
         let name: String
 
         var description: String { name }
 
-        static let current = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, name: "v3")
+        static let current = v4
+        static let v4 = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, stalls: true, name: "v4")
+        static let v3 = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, name: "v3")
         /// The profiles earlier regression seeds were found with.
         static let v1 = Profile(memberCounts: [3, 3, 4, 4, 5, 5, 6, 7, 8, 10, 12], steps: 10...30, name: "v1")
         static let v2 = Profile(memberCounts: [3, 3, 3, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 10...30, name: "v2")
@@ -67,7 +74,7 @@ enum Scenario {
         for _ in 0..<Int.random(in: profile.steps, using: &random) {
             time = time + .milliseconds(Int64.random(in: 20...1_000, using: &random))
             try network.run(until: time)
-            perturb(network, random: &random)
+            perturb(network, stalls: profile.stalls, random: &random)
         }
         // Quiet: the tampering relay gives up, and every timer (liveness, re-sends backing off to 48 s, admission) has
         // time to run out.
@@ -77,9 +84,9 @@ enum Scenario {
         return network
     }
 
-    private static func perturb(_ network: SimulatedNetwork, random: inout SeededGenerator) {
+    private static func perturb(_ network: SimulatedNetwork, stalls: Bool, random: inout SeededGenerator) {
         let alive = network.alive
-        let roll = Int.random(in: 0..<100, using: &random)
+        let roll = Int.random(in: 0..<(stalls ? 106 : 100), using: &random)
         switch roll {
         case 0..<55:
             guard let from = alive.randomElement(using: &random) else { return }
@@ -114,8 +121,12 @@ enum Scenario {
                     network.connect(dead, other, delay: .milliseconds(Int64.random(in: 1...20, using: &random)), bandwidth: 50_000)
                 }
             }
-        default:
+        case 97..<100:
             if let relay = alive.randomElement(using: &random) { network.setTampering(relay, true) }
+        default:
+            if let reader = alive.randomElement(using: &random) {
+                network.stall(reader, for: .milliseconds(Int64.random(in: 500...15_000, using: &random)))
+            }
         }
     }
 
@@ -128,6 +139,9 @@ enum Scenario {
         }
         if let problem = network.members[index].machine?.boundsViolation() {
             throw SimulationFailure(seed: seed, problem: "member \(index) \(problem)")
+        }
+        if network.members[index].unread.count > unreadBound {
+            throw SimulationFailure(seed: seed, problem: "member \(index) has \(network.members[index].unread.count) frames waiting unread")
         }
     }
 }

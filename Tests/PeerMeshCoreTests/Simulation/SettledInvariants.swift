@@ -42,7 +42,8 @@ extension Scenario {
             if senderKilled || receiverKilled { continue }
             let id = AppLog.MessageID(sender: .init(member: message.from, incarnation: message.fromIncarnation), to: message.to, sequence: message.sequence)
             guard receiver.delivered.contains(id) || sender.reportedUndelivered.contains(id) else {
-                throw SimulationFailure(seed: seed, problem: "message \(message.sequence) from member \(message.from) to \(message.to) was neither delivered nor reported undelivered")
+                let view = network.members[message.from].machine?.admissionSummary(of: message.to) ?? "dead"
+                throw SimulationFailure(seed: seed, problem: "message \(message.sequence) from member \(message.from) to \(message.to) was neither delivered nor reported undelivered (\(message.outcome); sender's view: \(view))")
             }
         }
     }

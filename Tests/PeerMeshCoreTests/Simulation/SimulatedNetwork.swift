@@ -21,8 +21,9 @@ struct SeededGenerator: RandomNumberGenerator {
 /// virtual: nothing sleeps, and a run depends only on its seed. Every link direction is a FIFO (as a TCP connection
 /// is) with its own delay and bandwidth; links can be cut cleanly (both ends hear at once) or silently (frames
 /// vanish until liveness notices); members can be killed and restarted with new session keys; a member can be made
-/// a relay that tampers with what it forwards. The simulation records what every member's app heard, for
-/// `SimulationInvariants` to judge.
+/// a relay that tampers with what it forwards; a member's app can stop reading for a while (what arrives waits, as
+/// it would in the socket buffers and the senders' queues). The simulation records what every member's app heard,
+/// for `SimulationInvariants` to judge.
 final class SimulatedNetwork {
     typealias Machine = SessionMachine<Int, Int>
 
@@ -41,6 +42,9 @@ final class SimulatedNetwork {
         var tickAt: NIODeadline?
         var tampers = false
         var log = AppLog()
+        /// While the app does not read: until when, and what arrived meanwhile (by link end, in order).
+        var stalledUntil: NIODeadline?
+        var unread: [(end: Int, frame: Frame)] = []
     }
 
     /// One direction of a link.
@@ -136,6 +140,8 @@ final class SimulatedNetwork {
         log("m\(index) killed\(silently ? " silently" : "")")
         members[index].machine = nil
         members[index].tickAt = nil
+        members[index].stalledUntil = nil
+        members[index].unread = []
         members[index].log.killedAt.append(now)
         for id in links.indices where links[id].state != .down && (links[id].members.0 == index || links[id].members.1 == index) {
             cut(id, silently: silently, liveness: liveness)
@@ -151,6 +157,23 @@ final class SimulatedNetwork {
 
     /// Makes a member a relay that alters half of what it forwards (or stops it).
     func setTampering(_ index: Int, _ on: Bool) { members[index].tampers = on }
+
+    /// The app of `index` stops reading for `duration`: the session reads nothing while it waits (its timers still
+    /// run, and it still sends), and then takes everything that arrived, in order. Liveness is not judged meanwhile,
+    /// as a session that pauses reading does not judge its peers' silence (and they still hear its heartbeats).
+    func stall(_ index: Int, for duration: TimeAmount) {
+        guard members[index].machine != nil, members[index].stalledUntil == nil else { return }
+        log("m\(index) stops reading for \(duration.nanoseconds / 1_000_000) ms")
+        let until = now + duration
+        members[index].stalledUntil = until
+        schedule(.action { [self] in
+            guard members[index].stalledUntil == until else { return }
+            log("m\(index) reads again: \(members[index].unread.count) frames waited")
+            members[index].stalledUntil = nil
+            for (end, frame) in members[index].unread { schedule(.arrive(end: end, frame: frame), at: now) }
+            members[index].unread = []
+        }, at: until)
+    }
 
     /// Messages from `from` to `to` whose first hop has not taken them yet: the app waits on these (back-pressure).
     func outstanding(from: Int, to: Int) -> Int { sent.values.count { $0.from == from && $0.to == to && $0.outcome == .waiting } }
@@ -275,6 +298,11 @@ final class SimulatedNetwork {
             let (id, side) = endOwner[end]!
             let me = side == 0 ? links[id].members.0 : links[id].members.1
             guard links[id].state == .up, side == 0 ? links[id].upAt.0 : links[id].upAt.1 else { return }
+            if members[me].stalledUntil != nil {
+                members[me].unread.append((end, frame))
+                lastStepped = me
+                return
+            }
             feed(me) { $0.received(frame, on: end, now: $1) }
         }
     }

@@ -32,9 +32,12 @@ import Testing
     /// - v2 133, 195, 318, 408, 880, 911, 1161, 1284, 1370: the first message after an abandoned one was dropped (no
     ///   reassembler to resynchronise yet);
     /// - v2 1614: a frame in flight while its member was unreachable was never sent again (the re-send timer had
-    ///   stopped).
+    ///   stopped);
+    /// - v4 1893: a link came up while its member's app did not read and went down before the member's record
+    ///   arrived on it; the channel kept waiting for that record, and messages sent meanwhile stayed parked for good.
     @Test(arguments: [(Scenario.Profile.v1, [114, 359, 385]),
-                      (Scenario.Profile.v2, [274, 502, 561, 563, 133, 195, 318, 408, 880, 911, 1161, 1284, 1370, 1614])])
+                      (Scenario.Profile.v2, [274, 502, 561, 563, 133, 195, 318, 408, 880, 911, 1161, 1284, 1370, 1614]),
+                      (Scenario.Profile.v4, [1893])])
     func regression(profile: Scenario.Profile, seeds: [UInt64]) throws {
         for seed in seeds { try Scenario.run(seed: seed, profile: profile) }
     }
