@@ -109,7 +109,10 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            resources: [.copy("FuzzCrashes")]
+            resources: [.copy("FuzzCrashes")],
+            // The simulation (Tests/PeerMeshCoreTests/Simulation) drives thousands of sessions per run: optimised like
+            // PeerMeshCore, so that 2,000 scenarios stay within a minute.
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         // Drives the far side of the multi-host discovery tests from inside another test host.
         .executableTarget(name: "peermesh-avahi-probe", dependencies: ["PeerMeshAvahi"]),

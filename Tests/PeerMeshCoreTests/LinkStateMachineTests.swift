@@ -472,6 +472,29 @@ struct LinkStateMachineTests {
         #expect(elapsed == LinkPair.configuration.livenessTimeout)
     }
 
+    /// A driver that ticks only at `nextDeadline` sees every heartbeat and the liveness verdict on time.
+    @Test func tickingAtTheNextDeadlineIsEnough() {
+        var pair = LinkPair()
+        pair.start()
+        var connector = pair.connector
+        var now = pair.now
+        var heartbeats = 0
+        var reason: PeerMeshError?
+        while reason == nil, let due = connector.nextDeadline, due - pair.now <= .seconds(10) {
+            #expect(due > now)
+            now = due
+            for action in connector.tick(now: now) {
+                if case .send(.heartbeat) = action { heartbeats += 1 }
+                if case .close(let r) = action { reason = r }
+            }
+        }
+        // The acceptor is silent from the start: one heartbeat a second until the four-second liveness verdict.
+        #expect(reason?.code == .livenessTimeout)
+        #expect(now - pair.now == LinkPair.configuration.livenessTimeout)
+        #expect(heartbeats == 3)
+        #expect(connector.nextDeadline == nil)
+    }
+
     @Test func peerCloseReasonsMapToErrors() {
         for (wire, code) in [(Frame.Close.Reason.goodbye, PeerMeshError.Code.peerDisconnected), (.certificateRejected, .certificateRejected),
                              (.protocolViolation, .protocolViolation), (.internalError, .connectionClosed)] {

@@ -165,6 +165,22 @@ public struct LinkStateMachine: Sendable {
         return false
     }
 
+    /// When `tick` next has something to do (a heartbeat, a liveness verdict, a handshake or invitation deadline);
+    /// nil once the link has ended. A driver may tick at this time instead of polling.
+    public var nextDeadline: NIODeadline? {
+        switch state {
+        case .idle, .closed:
+            return nil
+        case .connected:
+            let heartbeat = lastSent + heartbeatInterval
+            return isReadingPaused ? heartbeat : min(heartbeat, lastReceived + configuration.livenessTimeout)
+        case .awaitingAppDecision:
+            return deadline
+        default:
+            return min(deadline, stepDeadline ?? deadline)
+        }
+    }
+
     // MARK: Inputs
 
     /// The TCP connection is up: send our preamble.

@@ -81,10 +81,13 @@ public struct EndToEndChannel: Sendable {
         let salt = own.lexicographicallyPrecedes(peerSessionKey) ? own + peerSessionKey : peerSessionKey + own
         // HKDF-SHA256 as `SharedSecret.hkdfDerivedSymmetricKey` computes it, with its extract step (which depends only on
         // the salt and the secret) done once for the four keys.
-        let pseudoRandomKey = secret.withUnsafeBytes { HKDF<SHA256>.extract(inputKeyMaterial: SymmetricKey(data: $0), salt: salt) }
+        let pseudoRandomKey = secret.withUnsafeBytes {
+            SymmetricKey(data: HKDF<SHA256>.extract(inputKeyMaterial: SymmetricKey(data: $0), salt: salt))
+        }
+        // HKDF's expand step for one 32-byte block is HMAC(PRK, info ‖ 0x01) (RFC 5869 §2.3), computed directly: the
+        // general expand's buffer handling cost more than the hashing, and a channel is made for every member.
         func key(_ from: [UInt8], _ to: [UInt8]) -> [UInt8] {
-            HKDF<SHA256>.expand(pseudoRandomKey: pseudoRandomKey, info: Array("PeerMesh-e2e-v1".utf8) + from + to, outputByteCount: 32)
-                .withUnsafeBytes { Array($0) }
+            Array(HMAC<SHA256>.authenticationCode(for: Array("PeerMesh-e2e-v1".utf8) + from + to + [1], using: pseudoRandomKey))
         }
         self.me = me
         self.peer = peer

@@ -39,11 +39,15 @@ enum Scenario {
         let steps: ClosedRange<Int>
         /// Whether apps stall (v4 on): older profiles draw exactly what they drew when their seeds were found.
         var stalls = false
+        /// Whether links run link machines (v5 on; `SimulatedNetwork.linkMachines`).
+        var linkMachines = false
         let name: String
 
         var description: String { name }
 
-        static let current = v4
+        static let current = v5
+        static let v5 = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, stalls: true,
+                                linkMachines: true, name: "v5")
         static let v4 = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, stalls: true, name: "v4")
         static let v3 = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, name: "v3")
         /// The profiles earlier regression seeds were found with.
@@ -58,7 +62,7 @@ enum Scenario {
         let count = profile.memberCounts.randomElement(using: &random)!
         var settings = Self.settings
         settings.encryption = [.required, .optional, .none].randomElement(using: &random)!
-        let network = SimulatedNetwork(members: count, seed: random.next(), settings: settings)
+        let network = SimulatedNetwork(members: count, seed: random.next(), settings: settings, linkMachines: profile.linkMachines)
         network.afterEachStep = { network in try checkBounds(network, seed: seed) }
         network.trace = ProcessInfo.processInfo.environment["PEERMESH_SIM_TRACE"] != nil
         func linkDelay() -> TimeAmount { .milliseconds(Int64.random(in: 1...20, using: &random)) }

@@ -17,7 +17,8 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
-/// N session machines wired together by in-memory links, driven by one seeded discrete-event scheduler. Time is
+/// N session machines wired together by in-memory links (with `linkMachines`, each link runs the link protocol too:
+/// `SimulatedNetwork+LinkMachines`), driven by one seeded discrete-event scheduler. Time is
 /// virtual: nothing sleeps, and a run depends only on its seed. Every link direction is a FIFO (as a TCP connection
 /// is) with its own delay and bandwidth; links can be cut cleanly (both ends hear at once) or silently (frames
 /// vanish until liveness notices); members can be killed and restarted with new session keys; a member can be made
@@ -44,7 +45,7 @@ final class SimulatedNetwork {
         var log = AppLog()
         /// While the app does not read: until when, and what arrived meanwhile (by link end, in order).
         var stalledUntil: NIODeadline?
-        var unread: [(end: Int, frame: Frame)] = []
+        var unread: [Event] = []
     }
 
     /// One direction of a link.
@@ -62,12 +63,21 @@ final class SimulatedNetwork {
         var upAt: (Bool, Bool) = (false, false)
         var state: State = .up
         var lastArrival: (NIODeadline, NIODeadline)
+        /// With link machines: each side's machine (connector at side 0), whether it started TLS, whether its end of
+        /// the connection closed, and when its machine wants a tick.
+        var machines: [LinkStateMachine?] = [nil, nil]
+        var tlsStarted = [false, false]
+        var closed = [false, false]
+        var linkTickAt: [NIODeadline?] = [nil, nil]
 
         enum State { case up, silentlyCut, down }
     }
 
     enum Event {
         case arrive(end: Int, frame: Frame)
+        /// With link machines: bytes (or the TLS handshake's end, or the connection's close) reaching an end.
+        case wire(end: Int, Wire)
+        case linkTick(end: Int)
         case linkUp(end: Int)
         case linkDown(end: Int, reason: PeerMeshError?)
         case tick(member: Int)
@@ -83,9 +93,9 @@ final class SimulatedNetwork {
 
     private(set) var now = NIODeadline.uptimeNanoseconds(1_000_000_000)
     var random: SeededGenerator
-    private(set) var members: [Member]
-    private(set) var links: [LinkRecord] = []
-    private var endOwner: [Int: (link: Int, side: Int)] = [:]
+    var members: [Member]
+    var links: [LinkRecord] = []
+    var endOwner: [Int: (link: Int, side: Int)] = [:]
     private var queue = Heap<Scheduled>()
     private var events: [Int: Event] = [:]
     private var order = 0
@@ -96,6 +106,9 @@ final class SimulatedNetwork {
     /// Called after every event, to check invariants as the run goes.
     var afterEachStep: ((SimulatedNetwork) throws -> Void)?
     let settings: Machine.Settings
+    /// Whether every link runs two `LinkStateMachine`s (preambles, TLS, Hellos, invitation, heartbeats and liveness,
+    /// every frame encoded and decoded) instead of coming up and down by fiat.
+    let linkMachines: Bool
 
     /// A reliable message one member sent to another.
     struct SentMessage {
@@ -108,9 +121,10 @@ final class SimulatedNetwork {
         enum Outcome { case waiting, handedOver, failed }
     }
 
-    init(members count: Int, seed: UInt64, settings: Machine.Settings) {
+    init(members count: Int, seed: UInt64, settings: Machine.Settings, linkMachines: Bool = false) {
         random = SeededGenerator(seed: seed)
         self.settings = settings
+        self.linkMachines = linkMachines
         members = (0..<count).map { Member(index: $0) }
         for index in 0..<count { start(index) }
     }
@@ -166,11 +180,13 @@ final class SimulatedNetwork {
         log("m\(index) stops reading for \(duration.nanoseconds / 1_000_000) ms")
         let until = now + duration
         members[index].stalledUntil = until
+        setReadingPaused(index, true)
         schedule(.action { [self] in
             guard members[index].stalledUntil == until else { return }
             log("m\(index) reads again: \(members[index].unread.count) frames waited")
             members[index].stalledUntil = nil
-            for (end, frame) in members[index].unread { schedule(.arrive(end: end, frame: frame), at: now) }
+            for event in members[index].unread { schedule(event, at: now) }
+            setReadingPaused(index, false)
             members[index].unread = []
         }, at: until)
     }
@@ -189,6 +205,10 @@ final class SimulatedNetwork {
         links.append(LinkRecord(members: (a, b), ends: ends, delay: delay, bandwidth: bandwidth, lastArrival: (now, now)))
         endOwner[ends.0] = (id, 0)
         endOwner[ends.1] = (id, 1)
+        if linkMachines {
+            schedule(.action { [self] in startLinkMachines(id) }, at: now + delay)
+            return id
+        }
         // The acceptor is connected first; the connector once the acceptance arrives, before any frame after it.
         schedule(.linkUp(end: ends.1), at: now + delay)
         schedule(.linkUp(end: ends.0), at: now + delay + delay)
@@ -199,6 +219,7 @@ final class SimulatedNetwork {
     func cut(_ id: Int, silently: Bool, liveness: TimeAmount) {
         guard links[id].state == .up else { return }
         log("link \(id) cut\(silently ? " silently" : "")")
+        if linkMachines { return cutLinkMachines(id, silently: silently) }
         let reason = PeerMeshError(.connectionClosed, "cut by the simulation")
         links[id].state = silently ? .silentlyCut : .down
         let after = silently ? liveness : .milliseconds(1)
@@ -260,7 +281,7 @@ final class SimulatedNetwork {
     /// Prints every event (`PEERMESH_SIM_TRACE=1` with a single seed): what to read when a seed fails.
     var trace = false
 
-    private func log(_ text: @autoclosure () -> String) {
+    func log(_ text: @autoclosure () -> String) {
         if trace { print("\((now.uptimeNanoseconds - 1_000_000_000) / 1_000_000) ms: \(text())") }
     }
 
@@ -294,12 +315,22 @@ final class SimulatedNetwork {
             guard wasUp else { return }
             if side == 0 { links[id].upAt.0 = false } else { links[id].upAt.1 = false }
             feed(me) { $0.linkDown(end, reason: reason, now: $1) }
+        case .wire(let end, let wire):
+            let me = memberAt(end)
+            if members[me].stalledUntil != nil {
+                members[me].unread.append(event)
+                lastStepped = me
+                return
+            }
+            arrived(wire, at: end)
+        case .linkTick(let end):
+            linkTick(end)
         case .arrive(let end, let frame):
             let (id, side) = endOwner[end]!
             let me = side == 0 ? links[id].members.0 : links[id].members.1
             guard links[id].state == .up, side == 0 ? links[id].upAt.0 : links[id].upAt.1 else { return }
             if members[me].stalledUntil != nil {
-                members[me].unread.append((end, frame))
+                members[me].unread.append(event)
                 lastStepped = me
                 return
             }
@@ -309,9 +340,9 @@ final class SimulatedNetwork {
 
     /// Gives one input to a live member's machine and performs what it asks.
     /// The member the last input went to.
-    private(set) var lastStepped: Int?
+    var lastStepped: Int?
 
-    private func feed(_ index: Int, _ input: (inout Machine, NIODeadline) -> [Machine.Directive]) {
+    func feed(_ index: Int, _ input: (inout Machine, NIODeadline) -> [Machine.Directive]) {
         lastStepped = index
         guard var machine = members[index].machine else { return }
         members[index].machine = nil
@@ -356,7 +387,7 @@ final class SimulatedNetwork {
                 }
                 members[index].log.record(event, me: index, now: now)
             case .close(let end):
-                if let (id, _) = endOwner[end] { cut(id, silently: false, liveness: .zero) }
+                if linkMachines { closeRequested(end) } else if let (id, _) = endOwner[end] { cut(id, silently: false, liveness: .zero) }
             case .dial(let peer, _):
                 // No direct upgrades in this network: the attempt fails, and the relayed path stays.
                 feed(index) { $0.connectEnded(peer, endpoints: [], succeeded: false, now: $1) }
@@ -370,6 +401,7 @@ final class SimulatedNetwork {
     /// Puts a frame on the wire of `end`'s link; false when the link is down (the write fails).
     @discardableResult
     private func transmit(_ frame: Frame, from end: Int) -> Bool {
+        if linkMachines { return sendOnLink(frame, from: end) }
         let (id, side) = endOwner[end]!
         switch links[id].state {
         case .down: return false
