@@ -169,7 +169,6 @@ final class TransferCenter {
 
     private func sendChunks(of transfer: OutgoingResource, _ block: ByteBuffer, at offset: UInt64) {
         guard let link = transport?.path(to: transfer.peer) else { return }
-        let hop = self.hop
         var rest = block
         var position = offset
         while rest.readableBytes > 0 {
@@ -177,8 +176,8 @@ final class TransferCenter {
             let end = position + UInt64(chunk.readableBytes)
             let promise = loop.makePromise(of: Void.self)
             let count = UInt64(chunk.readableBytes)
-            promise.futureResult.whenSuccess { [progress = transfer.progress] in
-                hop { $0.chunkBytesSent += count }
+            promise.futureResult.assumeIsolated().whenSuccess { [progress = transfer.progress] in
+                self.chunkBytesSent += count
                 if progress.completedUnitCount < Int64(clamping: end) { progress.completedUnitCount = Int64(clamping: end) }
             }
             link.enqueue(frame(transfer.id, transfer.peer, .chunk(offset: position, payload: chunk)), on: .transfer(transfer.id), promise: promise)
