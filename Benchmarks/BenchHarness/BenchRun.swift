@@ -26,6 +26,7 @@ final class BenchRun {
     /// We wrote /usr/sbin/policy-rc.d and must remove it.
     var policyCreated = false
 
+    /// Creates the work directory (and its `log` and `cwd` folders).
     init(options: Options, prog: String, root: String) throws {
         self.options = options
         self.prog = prog

@@ -24,6 +24,7 @@ final class Child: @unchecked Sendable {
     var exitCode: Int32 = 0
     var wallSeconds = 0.0
 
+    /// A child just started (its clock starts now).
     init(label: String, pid: pid_t, command: [String], rssFile: String?, errorFile: String?) {
         self.label = label
         self.pid = pid

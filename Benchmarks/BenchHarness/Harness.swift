@@ -8,6 +8,7 @@ import Glibc
 /// PeerMesh and its baseline, prints the markdown table and writes BENCHMARKS.md.
 @main
 enum Harness {
+    /// Parses the options, runs, cleans up and exits with the run's code (see `Scripts/bench --help`).
     static func main() {
         let environment = ProcessInfo.processInfo.environment
         let prog = environment["BENCH_PROG"] ?? "bench"
@@ -83,8 +84,7 @@ extension BenchRun {
             }
         }
         let elapsed = Int(monotonicSeconds() - measureStart)
-        let facts = RunFacts(date: utcNow(), cores: availableCores(), memory: memoryText(), kernel: "Linux " + kernelRelease(),
-                             quick: options.quick, reps: options.reps, elapsed: "\(elapsed / 60) min \(elapsed % 60) s", load: load)
+        let facts = RunFacts.now(quick: options.quick, reps: options.reps, elapsed: "\(elapsed / 60) min \(elapsed % 60) s", load: load)
         var previous: PreviousReport?
         if !options.only.isEmpty, let output = options.output, FileManager.default.fileExists(atPath: output) {
             previous = try PreviousReport(path: output)
@@ -124,41 +124,5 @@ extension BenchRun {
         } else {
             try? FileManager.default.removeItem(atPath: work)
         }
-    }
-}
-
-/// `2026-11-22 09:35 UTC`
-private func utcNow() -> String {
-    let formatter = DateFormatter()
-    formatter.dateFormat = "yyyy-MM-dd HH:mm"
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    return formatter.string(from: Date()) + " UTC"
-}
-
-/// `24 GiB RAM`, from MemTotal.
-private func memoryText() -> String {
-    let text = (try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8)) ?? ""
-    let line = text.split(separator: "\n").first { $0.hasPrefix("MemTotal:") } ?? ""
-    let kib = line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
-    return fixed(kib / 1_048_576, 0) + " GiB RAM"
-}
-
-/// `uname -r`.
-private func kernelRelease() -> String {
-    var names = utsname()
-    uname(&names)
-    return withUnsafeBytes(of: &names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-}
-
-/// The CPUs this process may run on (what `nproc` prints), from the affinity list in /proc/self/status.
-private func availableCores() -> Int {
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else {
-        return ProcessInfo.processInfo.activeProcessorCount
-    }
-    return line.dropFirst("Cpus_allowed_list:".count).split(separator: ",").reduce(0) { count, part in
-        let bounds = part.trimmingCharacters(in: .whitespaces).split(separator: "-").compactMap { Int($0) }
-        return count + (bounds.count == 2 ? bounds[1] - bounds[0] + 1 : bounds.count)
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 enum JSONValue: Decodable {
     case null, bool(Bool), number(Double), string(String), array([JSONValue]), object([String: JSONValue])
 
+    /// Decodes any JSON value, trying a boolean before a number.
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null }
@@ -64,6 +65,7 @@ struct Measurement {
     let file: String
     let json: JSONValue?
 
+    /// Reads the last JSON object of `file` (nil when there is none).
     init(file: String) {
         self.file = file
         json = JSONValue.lastObject(inFile: file)

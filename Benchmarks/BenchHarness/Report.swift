@@ -1,24 +1,5 @@
 import Foundation
 
-/// What the report's header says about the run and the machine.
-struct RunFacts {
-    /// `2026-11-22 09:35 UTC`
-    let date: String
-    let cores: Int
-    /// `24 GiB RAM`
-    let memory: String
-    /// `Linux 6.18.44-…`
-    let kernel: String
-    let quick: Bool
-    let reps: Int
-    /// `2 min 2 s`
-    let elapsed: String
-    /// The 1-minute load average when measuring started.
-    let load: String
-
-    var mode: String { quick ? "quick run (smoke test, short durations)" : "full run" }
-}
-
 /// The markdown report: the table, the notes and the peak RSS table (what BENCHMARKS.md holds).
 ///
 /// With `previous` (an `--only` run into an existing file), the rows and peak RSS of the scenarios not

@@ -16,6 +16,7 @@ struct Interrupted: Error {
 /// the lock and only to children not yet reaped: `wait` first waits without reaping (`WNOWAIT`), so a PID we
 /// signal is never one the kernel gave to somebody else.
 final class Supervisor: @unchecked Sendable {
+    /// The one supervisor: signal handlers are per process.
     static let shared = Supervisor()
 
     private let lock = NSLock()
