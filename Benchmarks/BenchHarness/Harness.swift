@@ -6,6 +6,10 @@ import Glibc
 /// `bench-harness`: the orchestration behind `Scripts/bench` (which builds it and runs it with its arguments;
 /// `BENCH_ROOT` names the repository, `BENCH_PROG` the name to print). Runs every selected scenario against
 /// PeerMesh and its baseline, prints the markdown table and writes BENCHMARKS.md.
+///
+/// Network rule: every byte goes to loopback or to addresses inside network namespaces the harness creates;
+/// avahi-daemon and dbus-daemon only ever run inside such a namespace, in a private mount namespace (tmpfs
+/// /run). Everything started is tracked and removed on exit, SIGINT and SIGTERM included.
 @main
 enum Harness {
     /// Parses the options, runs, cleans up and exits with the run's code (see `Scripts/bench --help`).
