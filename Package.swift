@@ -99,6 +99,8 @@ let package = Package(
             ],
             path: "Benchmarks/PeerMeshBench"
         ),
+        // Scripts/bench's orchestration: baseline tools, namespaces, scenarios, medians and BENCHMARKS.md.
+        .executableTarget(name: "bench-harness", path: "Benchmarks/BenchHarness"),
         // The CLI's pure pieces (wording, room selection, line parsing), reached with `@testable import peermesh`.
         .testTarget(name: "PeerMeshCLITests", dependencies: ["peermesh"]),
         .testTarget(

@@ -1,0 +1,171 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension BenchRun {
+    /// `file`: one file (1 GiB, 64 MiB in a quick run), hash verified at the receiver, against scp to a private
+    /// sshd on loopback; PeerMesh's peak RSS is part of the target.
+    func file() throws {
+        let name = "\(fileLabel) file, hash verified at the receiver", target = "≥ 2×, RSS ≤ 100 MiB"
+        try makeSourceFile()
+        let size = Double(options.fileMiB * 1024 * 1024)
+        let destination = "\(work)/scp-dst.bin"
+        var baseline: Double?
+        log("file: scp over loopback (\(options.reps) x)")
+        let (port, sshd) = try startSSHD()
+        if let port {
+            var values: [Double] = []
+            for rep in 1...options.reps {
+                let label = "base-scp\(rep)"
+                let scp = try runForeground(label, timeout: 600, in: work, [
+                    "scp", "-q", "-F", "/dev/null", "-i", "\(work)/ssh/client_key", "-P", "\(port)",
+                    "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                    "-o", "LogLevel=ERROR", sourceFile, "\(userName())@127.0.0.1:\(destination)",
+                ])
+                guard scp.exitCode == 0, try runTool(["cmp", "-s", sourceFile, destination]) == 0 else {
+                    fail(label, "scp failed or the copy differs")
+                    values = []
+                    break
+                }
+                try? FileManager.default.removeItem(atPath: destination)
+                values.append(size * 8 / scp.wallSeconds)
+                noteRSS("file", "scp (+ssh)", scp)
+            }
+            if !values.isEmpty { baseline = median(values) }
+        } else {
+            fail("base-sshd", "sshd did not start")
+        }
+        stopBackground(sshd)
+        noteRSS("file", "sshd (+session)", sshd)
+        try? FileManager.default.removeItem(atPath: destination)
+
+        log("file: peermesh")
+        var pm = try loopback("file", timeout: 300, afterEach: clearServeDirectories, ["file", "--file", sourceFile])
+        checkKeys(&pm.status, pm.outputs, ["bits_per_second"])
+        let baselineCell = baseline.map { format($0, .gigabits) + " (scp)" } ?? "error"
+        var cells = (ratio: "—", met: "—")
+        var pmCell = cell(pm.status)
+        if pm.status == .ok {
+            // a missing key counts as verified (older runners did not report it); anything but true does not
+            for output in pm.outputs {
+                switch output.json?["hash_verified"] {
+                case nil, .bool(true)?: continue
+                default:
+                    fail((output.file as NSString).lastPathComponent, "peermesh file: hash not verified")
+                    pm.status = .error
+                }
+            }
+            let rss = (pm.runs + [pm.serve].compactMap { $0 }).map(\.rssKiB).max() ?? 0
+            if pm.status == .ok {
+                let value = try medianOf("bits_per_second", pm.outputs)
+                pmCell = "\(format(value, .gigabits)), peak RSS \(format(rss, .mebibytes)) MiB"
+                if let baseline {
+                    cells = ratioCells(value, baseline, .atLeast, 2)
+                    if rss > 100 * 1024 { cells.met = "no" }
+                }
+            } else {
+                pmCell = "error"
+            }
+        }
+        row(name, pmCell, baselineCell, cells.ratio, target, cells.met)
+    }
+
+    /// `lul`: the added latency of a small message while a file is in flight (PeerMesh against itself).
+    func lul() throws {
+        let name = "small message while a \(fileLabel) file is in flight", target = "added p99 ≤ 50 ms"
+        log("latency under load: peermesh")
+        if peermeshPresent { try makeSourceFile() }
+        var pm = try loopback("lul", timeout: 300, afterEach: clearServeDirectories,
+                              ["latency-under-load", "--file", sourceFile, "--message-size", "64"])
+        let keys = ["idle_p50_ms", "idle_p99_ms", "loaded_p50_ms", "loaded_p99_ms"]
+        checkKeys(&pm.status, pm.outputs, keys)
+        guard pm.status == .ok else {
+            row(name, cell(pm.status), cell(pm.status), "—", target, "—")
+            return
+        }
+        let idle50 = try medianOf("idle_p50_ms", pm.outputs), idle99 = try medianOf("idle_p99_ms", pm.outputs)
+        let loaded50 = try medianOf("loaded_p50_ms", pm.outputs), loaded99 = try medianOf("loaded_p99_ms", pm.outputs)
+        let added50 = max(0, loaded50 - idle50), added99 = max(0, loaded99 - idle99)
+        row(name, "+\(format(added50, .milliseconds)) p50, +\(format(added99, .milliseconds)) p99",
+            "\(format(idle50, .milliseconds)) p50, \(format(idle99, .milliseconds)) p99 (PeerMesh, no file)",
+            "—", target, added99 <= 50 ? "yes" : "no")
+    }
+
+    /// The random file shared by scp, file and latency-under-load.
+    var sourceFile: String { "\(work)/file-src.bin" }
+
+    /// `1 GiB` or `64 MiB`.
+    var fileLabel: String {
+        let mib = options.fileMiB
+        return mib >= 1024 && mib % 1024 == 0 ? "\(mib / 1024) GiB" : "\(mib) MiB"
+    }
+
+    /// Writes the random source file once per run.
+    func makeSourceFile() throws {
+        guard fileSize(sourceFile) == 0 else { return }
+        log("creating a \(options.fileMiB) MiB random file")
+        guard let random = FileHandle(forReadingAtPath: "/dev/urandom") else { throw SpawnError(description: "cannot read /dev/urandom") }
+        defer { try? random.close() }
+        _ = FileManager.default.createFile(atPath: sourceFile, contents: nil)
+        guard let out = FileHandle(forWritingAtPath: sourceFile) else { throw SpawnError(description: "cannot write \(sourceFile)") }
+        defer { try? out.close() }
+        for _ in 0..<options.fileMiB {
+            try supervisor.checkInterrupted()
+            out.write(random.readData(ofLength: 1024 * 1024))
+        }
+    }
+
+    /// Removes what the servers received (every file below `work/cwd/*/`), so repetitions do not fill the disk.
+    func clearServeDirectories() {
+        let top = URL(fileURLWithPath: "\(work)/cwd")
+        guard let walk = FileManager.default.enumerator(at: top, includingPropertiesForKeys: [.isRegularFileKey]) else { return }
+        for case let url as URL in walk where walk.level >= 2 {
+            if (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                try? FileManager.default.removeItem(at: url)
+            }
+        }
+    }
+
+    /// A private sshd on 127.0.0.1: own config, throwaway keys, key authentication only, a private /run. The
+    /// port is nil when it did not listen within 10 s.
+    private func startSSHD() throws -> (port: Int?, sshd: Child) {
+        let directory = "\(work)/ssh"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        try runChecked(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "pm-bench-host", "-f", "\(directory)/host_key"])
+        try runChecked(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "pm-bench-client", "-f", "\(directory)/client_key"])
+        try FileManager.default.copyItem(atPath: "\(directory)/client_key.pub", toPath: "\(directory)/authorized_keys")
+        let port = try freePort()
+        let config = """
+            ListenAddress 127.0.0.1
+            Port \(port)
+            HostKey \(directory)/host_key
+            PidFile none
+            AuthorizedKeysFile \(directory)/authorized_keys
+            AuthenticationMethods publickey
+            PubkeyAuthentication yes
+            PasswordAuthentication no
+            KbdInteractiveAuthentication no
+            PermitRootLogin prohibit-password
+            AllowUsers \(userName())
+            StrictModes no
+            UsePAM no
+            X11Forwarding no
+            AllowTcpForwarding no
+            Subsystem sftp internal-sftp
+
+            """
+        try config.write(toFile: "\(directory)/sshd_config", atomically: true, encoding: .utf8)
+        let sshd = try runBackground("base-sshd", timeout: 900, in: work, [
+            "unshare", "-m", "--propagation", "private", "sh", "-c",
+            #"mount -t tmpfs -o mode=755 none /run && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f "$1""#,
+            "sh", "\(directory)/sshd_config",
+        ])
+        return (try waitListen(port: port, seconds: 10) ? port : nil, sshd)
+    }
+
+    private func userName() -> String {
+        getpwuid(geteuid()).map { String(cString: $0.pointee.pw_name) } ?? "root"
+    }
+}

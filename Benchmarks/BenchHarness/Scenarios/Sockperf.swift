@@ -1,0 +1,125 @@
+import Foundation
+
+extension BenchRun {
+    /// `messages`: reliable 64 B messages per second against `sockperf tp` on loopback.
+    func messages() throws {
+        let name = "reliable 64 B messages", target = "≥ 0.5×"
+        let secs = options.seconds
+        log("messages: sockperf tp (\(secs) s x \(options.reps))")
+        var baseline: Double?
+        let (port, server) = try startSockperfServer("tp")
+        if let port {
+            var values: [Double] = []
+            for rep in 1...options.reps {
+                let label = "base-sockperf-tp\(rep)"
+                let client = try runForeground(label, timeout: Double(secs + 30), in: work,
+                    ["sockperf", "tp", "--tcp", "-i", "127.0.0.1", "-p", "\(port)", "-m", "64", "-t", "\(secs)", "--no-rdtsc"])
+                guard client.exitCode == 0, let rate = sockperfMatch(label, #"Message Rate is ([0-9.]+) \[msg/sec\]"#)?.first else {
+                    fail(label, "sockperf tp failed")
+                    values = []
+                    break
+                }
+                values.append(rate)
+                noteRSS("messages", "sockperf tp", client)
+            }
+            if !values.isEmpty { baseline = median(values) }
+        } else {
+            fail("base-sockperf-server-tp", "sockperf server did not start")
+        }
+        stopBackground(server)
+        noteRSS("messages", "sockperf sr", server)
+
+        log("messages: peermesh")
+        var pm = try loopback("messages", ["messages", "--message-size", "64", "--seconds", "\(secs)"])
+        checkKeys(&pm.status, pm.outputs, ["messages_per_second"])
+        let baselineCell = baseline.map { format($0, .messages) + " (sockperf tp)" } ?? "error"
+        var cells = (ratio: "—", met: "—")
+        var pmCell = cell(pm.status)
+        if pm.status == .ok {
+            let value = try medianOf("messages_per_second", pm.outputs)
+            pmCell = format(value, .messages)
+            if let baseline { cells = ratioCells(value, baseline, .atLeast, 0.5) }
+        }
+        row(name, pmCell, baselineCell, cells.ratio, target, cells.met)
+    }
+
+    /// `rtt`: 64 B request/response round trips (p50 / p99) against `sockperf ping-pong --full-rtt`.
+    func rtt() throws {
+        let name = "64 B request/response RTT (p50 / p99)", target = "p50 ≤ 2×"
+        let secs = options.pingPongSeconds
+        log("rtt: sockperf ping-pong (\(secs) s x \(options.reps))")
+        var baseline: (p50: Double, p99: Double)?
+        let (port, server) = try startSockperfServer("pp")
+        if let port {
+            var p50s: [Double] = [], p99s: [Double] = []
+            for rep in 1...options.reps {
+                let label = "base-sockperf-pp\(rep)"
+                let client = try runForeground(label, timeout: Double(secs + 30), in: work,
+                    ["sockperf", "pp", "--tcp", "-i", "127.0.0.1", "-p", "\(port)", "-m", "64", "-t", "\(secs)",
+                     "--full-rtt", "--no-rdtsc"])
+                guard client.exitCode == 0, let percentiles = sockperfPercentiles(label) else {
+                    fail(label, "sockperf ping-pong failed")
+                    p50s = []
+                    break
+                }
+                p50s.append(percentiles.p50)
+                p99s.append(percentiles.p99)
+                noteRSS("rtt", "sockperf pp", client)
+            }
+            if !p50s.isEmpty { baseline = (median(p50s), median(p99s)) }
+        } else {
+            fail("base-sockperf-server-pp", "sockperf server did not start")
+        }
+        stopBackground(server)
+        noteRSS("rtt", "sockperf sr", server)
+
+        log("rtt: peermesh")
+        var pm = try loopback("rtt", ["rtt", "--message-size", "64", "--count", "\(options.rttCount)"])
+        checkKeys(&pm.status, pm.outputs, ["p50_us", "p99_us"])
+        let baselineCell = baseline.map {
+            "\(format($0.p50, .microseconds)) / \(format($0.p99, .microseconds)) (sockperf pp)"
+        } ?? "error"
+        var cells = (ratio: "—", met: "—")
+        var pmCell = cell(pm.status)
+        if pm.status == .ok {
+            let p50 = try medianOf("p50_us", pm.outputs), p99 = try medianOf("p99_us", pm.outputs)
+            pmCell = "\(format(p50, .microseconds)) / \(format(p99, .microseconds))"
+            if let baseline { cells = ratioCells(p50, baseline.p50, .atMost, 2) }
+        }
+        row(name, pmCell, baselineCell, cells.ratio, target, cells.met)
+    }
+
+    /// `sockperf sr` on a free loopback port; the port is nil when it did not listen within 10 s.
+    private func startSockperfServer(_ kind: String) throws -> (port: Int?, server: Child) {
+        let port = try freePort()
+        let server = try runBackground("base-sockperf-server-\(kind)", timeout: 600, in: work,
+                                       ["sockperf", "sr", "--tcp", "-i", "127.0.0.1", "-p", "\(port)"])
+        return (try waitListen(port: port, seconds: 10) ? port : nil, server)
+    }
+
+    /// sockperf's p50 and p99 RTT in µs from `LOG/LABEL.out` (nil, noted in `.err`, when they are missing).
+    private func sockperfPercentiles(_ label: String) -> (p50: Double, p99: Double)? {
+        guard let p50 = sockperfMatch(label, #"percentile 50\.000 =\s*([0-9.]+)"#)?.first,
+              let p99 = sockperfMatch(label, #"percentile 99\.000 =\s*([0-9.]+)"#)?.first,
+              sockperfText(label).contains("avg-rtt") else {
+            appendLine("sockperf pp: no RTT percentiles in output", to: "\(logs)/\(label).err")
+            return nil
+        }
+        return (p50, p99)
+    }
+
+    /// The numbers captured by the first match of `pattern` in sockperf's output (colours removed).
+    private func sockperfMatch(_ label: String, _ pattern: String) -> [Double]? {
+        let text = sockperfText(label)
+        guard let regex = try? NSRegularExpression(pattern: pattern),
+              let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) else { return nil }
+        return (1..<match.numberOfRanges).compactMap { Range(match.range(at: $0), in: text).flatMap { Double(text[$0]) } }
+    }
+
+    /// sockperf's output without its ANSI colour codes.
+    private func sockperfText(_ label: String) -> String {
+        let data = FileManager.default.contents(atPath: "\(logs)/\(label).out") ?? Data()
+        return String(decoding: data, as: UTF8.self)
+            .replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
+    }
+}

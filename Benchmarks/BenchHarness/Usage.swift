@@ -1,0 +1,87 @@
+/// `--help`: the options, the scenarios and their targets, the contract with `peermesh-bench` and a CPU-profile
+/// recipe. Kept word for word from the bash harness, so the text is one raw string.
+func usageText(prog: String) -> String {
+    #"""
+    Usage: \#(prog) [options]
+
+    Benchmarks PeerMesh against real baseline tools and prints a markdown table:
+      scenario | PeerMesh | baseline | ratio | target | met?
+    followed by the peak RSS of every measured process. A full run rewrites BENCHMARKS.md at the repository
+    root (never edit that file by hand). Needs root (network namespaces, apt-get) and about 5-10 minutes on
+    2 cores after the release build.
+
+    Options:
+      --quick            smoke run: 1 repetition, 1-2 s durations, 64 MiB file, roster N=8 only.
+                         Does not write BENCHMARKS.md unless --output is given.
+      --reps N           repetitions per scenario (default 3; the median is reported)
+      --only LIST        comma-separated subset of: \#(Scenario.allIDs.joined(separator: " "))
+                         When the output file exists, the rows (and peak RSS) of the other scenarios are kept
+                         from it, and a "Measured" note says which run each row comes from.
+      --output FILE      where to write the table (default: <repo>/BENCHMARKS.md for a full run)
+      --no-output        do not write any file, only print
+      --no-build         do not run 'swift build -c release --product peermesh-bench'
+      --no-install       do not apt-get install missing baseline tools
+      --peermesh PATH    benchmark with this peermesh-bench binary instead of <repo>/.build/release/peermesh-bench
+      --keep             keep the temporary work directory (logs) for inspection
+      -h, --help         this text
+
+    Scenarios (ratio = PeerMesh / baseline in every row; targets are written the same way):
+      throughput  reliable 1 MiB messages, TLS        vs iperf3 -c 127.0.0.1 (one TCP stream)     >= 0.7x
+      messages    reliable 64 B messages/s            vs sockperf tp --tcp -m 64                  >= 0.5x
+      rtt         64 B request/response p50/p99 RTT   vs sockperf ping-pong --tcp -m 64 --full-rtt p50 <= 2x
+                  (sockperf runs with --no-rdtsc: under a hypervisor that traps rdtsc, sockperf's default
+                   timing slows its own loop and reported a 4x higher RTT on the reference VM)
+      file        1 GiB file, hash verified           vs scp over loopback to a private sshd      >= 2x, RSS <= 100 MiB
+      lul         64 B RTT while a 1 GiB file flows   vs same message, no file (PeerMesh)         added p99 <= 50 ms
+      relay       A->B->C, 1 MiB messages (netns line) vs A->B direct (PeerMesh, same link type)   >= 0.5x
+      discovery   advertise start -> browser resolved vs avahi-publish -> avahi-browse -r (2 netns) <= 1.2x
+      invite      invite -> both .connected           vs TCP connect + mutual TLS 1.3 handshake    <= 3x
+                  (python3 ssl client -> openssl s_server, P-256 certificates, one echo to confirm)
+      roster      session of N = 8,16,32,64 processes: time to full roster, control bytes per member
+                  (a ring on loopback, direct links off, so members reach most others through relays), and the
+                  bytes one 1 MiB message costs on the wire, direct and per relayed hop                64: <= 5 s
+
+    Contract with the PeerMesh benchmark executable ('peermesh-bench', target Benchmarks/PeerMeshBench):
+      peermesh-bench serve --ready-file PATH [--encryption required|none] [--listen ADDR]... [--join PATH]...
+          listens (default 127.0.0.1, port 0; several --listen: every address, only these in the connection
+          data), joins the session of each --join ready file, accepts every invitation, then writes its
+          one-line out-of-band connection data to PATH (write a temp file + rename), echoes requests, counts
+          bytes, stores received files in its working directory; exits on SIGTERM. (The roster runner also
+          uses --join-on-signal, --report, --no-direct-links and --parent-pid: see 'peermesh-bench serve --help'.)
+      peermesh-bench run SCENARIO [--connect PATH] [options] --json   -> ONE JSON line on stdout, exit 0
+          throughput --message-size 1048576 --seconds S      {"bits_per_second":B,"bytes":N,"seconds":S}
+          messages   --message-size 64 --seconds S           {"messages_per_second":M}
+          rtt        --message-size 64 --count N             {"p50_us":X,"p99_us":Y}
+          invite     --count N                               {"p50_ms":X,"mean_ms":Y}
+          file       --file SRC                              {"bits_per_second":B,"bytes":N,"hash_verified":true}
+          latency-under-load --file SRC --message-size 64    {"idle_p50_ms":..,"idle_p99_ms":..,
+                                                              "loaded_p50_ms":..,"loaded_p99_ms":..}
+          relay      --to PATH --message-size 1048576 --seconds S   {"bits_per_second":B}
+                     (throughput to the peer whose ready file is PATH, counted at that peer; the harness runs
+                      A, B, C in a line of network namespaces, B and C started with serve --listen/--join)
+          discovery  --advertise NAME --service _pmbench._tcp   (no --connect; runs until SIGTERM)
+          discovery  --browse NAME --service _pmbench._tcp --json  (prints one JSON line when NAME is resolved,
+                                                                    then exits 0)
+          roster     --members N --message-size 1048576      {"converge_ms":X,"control_bytes_per_member":Y}
+                     (no --connect; spawns and reaps its own N member processes on loopback; optional keys
+                      direct_overhead_per_hop_bytes, relayed_overhead_per_hop_bytes, relayed_hops: the bytes on
+                      the wire for one --message-size message beyond its size, per hop)
+      A scenario whose capability has not landed exits 3 (or its stderr says "unknown scenario|subcommand|
+      option", "unexpected argument" or "not implemented"): its row shows "not yet". Any other failure is an error: the table is still printed, then \#(prog) exits 1.
+      Missed targets never fail the run.
+
+    CPU profile recipe (by hand; the harness itself never profiles):
+      swift build -c release --product peermesh-bench -Xswiftc -g        # release build with debug info
+      .build/release/peermesh-bench serve --ready-file /tmp/pm.ready & SERVE=$!
+      # perf (sampling, cheap): the client side; use 'perf record -g -p $SERVE' for the server side
+      perf record -F 999 --call-graph dwarf -o /tmp/pm.perf.data -- \
+          .build/release/peermesh-bench run throughput --connect /tmp/pm.ready \
+          --message-size 1048576 --seconds 5 --json
+      perf report -i /tmp/pm.perf.data --no-children --stdio | swift demangle --simplified | less
+      # valgrind callgrind (exact counts, ~50x slower: keep counts small)
+      valgrind --tool=callgrind --callgrind-out-file=/tmp/pm.callgrind.out \
+          .build/release/peermesh-bench run rtt --connect /tmp/pm.ready --message-size 64 --count 2000 --json
+      callgrind_annotate --inclusive=yes /tmp/pm.callgrind.out | swift demangle --simplified | head -60
+      kill $SERVE                                                  # (kcachegrind /tmp/pm.callgrind.out: GUI)
+    """#
+}
