@@ -15,8 +15,7 @@ extension BenchRun {
         log("file: scp over loopback (\(options.reps) x)")
         let (port, sshd) = try startSSHD()
         if let port {
-            var values: [Double] = []
-            for rep in 1...options.reps {
+            baseline = try everyRepetition { rep in
                 let label = "base-scp\(rep)"
                 let scp = try runForeground(label, timeout: 600, in: work, [
                     "scp", "-q", "-F", "/dev/null", "-i", "\(work)/ssh/client_key", "-P", "\(port)",
@@ -25,14 +24,12 @@ extension BenchRun {
                 ])
                 guard scp.exitCode == 0, try runTool(["cmp", "-s", sourceFile, destination]) == 0 else {
                     fail(label, "scp failed or the copy differs")
-                    values = []
-                    break
+                    return nil
                 }
                 try? FileManager.default.removeItem(atPath: destination)
-                values.append(size * 8 / scp.wallSeconds)
                 noteRSS("file", "scp (+ssh)", scp)
-            }
-            if !values.isEmpty { baseline = median(values) }
+                return size * 8 / scp.wallSeconds
+            }.map(median)
         } else {
             fail("base-sshd", "sshd did not start")
         }

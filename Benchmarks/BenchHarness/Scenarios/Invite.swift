@@ -19,8 +19,7 @@ extension BenchRun {
                 "-rev", "-quiet",
             ])
             if try waitListen(port: port, seconds: 10) {
-                var values: [Double] = []
-                for rep in 1...options.reps {
+                baseline = try everyRepetition { rep in
                     let label = "base-tls-client\(rep)"
                     let run = try runForeground(label, timeout: 120, in: work, [
                         "python3", client, "\(port)", "\(directory)/srv.pem", "\(directory)/cli.pem",
@@ -28,13 +27,12 @@ extension BenchRun {
                     ])
                     guard run.exitCode == 0 else {
                         fail(label, "TLS handshake client failed")
-                        values = []
-                        break
+                        return nil
                     }
-                    values.append(try Measurement(file: "\(logs)/\(label).out").number("p50_ms"))
+                    let p50 = try Measurement(file: "\(logs)/\(label).out").number("p50_ms")
                     noteRSS("invite", "python3 ssl client", run)
-                }
-                if !values.isEmpty { baseline = median(values) }
+                    return p50
+                }.map(median)
             } else {
                 fail("base-tls-server", "openssl s_server did not start")
             }
@@ -47,15 +45,8 @@ extension BenchRun {
         log("invite: peermesh")
         var pm = try loopback("invite", ["invite", "--count", "\(options.inviteCount)"])
         checkKeys(&pm.status, pm.outputs, ["p50_ms"])
-        let baselineCell = baseline.map { format($0, .milliseconds) + " p50 (TCP + mutual TLS 1.3)" } ?? "error"
-        var cells = (ratio: "—", met: "—")
-        var pmCell = cell(pm.status)
-        if pm.status == .ok {
-            let value = try medianOf("p50_ms", pm.outputs)
-            pmCell = format(value, .milliseconds) + " p50"
-            if let baseline { cells = ratioCells(value, baseline, .atMost, 3) }
-        }
-        row(name, pmCell, baselineCell, cells.ratio, target, cells.met)
+        try medianRow(name, target: target, pm, key: "p50_ms", unit: .milliseconds, peermeshSuffix: " p50",
+                      baseline: baseline, baselineSuffix: " p50 (TCP + mutual TLS 1.3)", .atMost, 3)
     }
 
     /// Self-signed P-256 certificates for the server (for 127.0.0.1) and the client; false when openssl failed

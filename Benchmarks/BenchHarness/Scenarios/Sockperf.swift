@@ -9,20 +9,17 @@ extension BenchRun {
         var baseline: Double?
         let (port, server) = try startSockperfServer("tp")
         if let port {
-            var values: [Double] = []
-            for rep in 1...options.reps {
+            baseline = try everyRepetition { rep in
                 let label = "base-sockperf-tp\(rep)"
                 let client = try runForeground(label, timeout: Double(secs + 30), in: work,
                     ["sockperf", "tp", "--tcp", "-i", "127.0.0.1", "-p", "\(port)", "-m", "64", "-t", "\(secs)", "--no-rdtsc"])
                 guard client.exitCode == 0, let rate = sockperfMatch(label, #"Message Rate is ([0-9.]+) \[msg/sec\]"#)?.first else {
                     fail(label, "sockperf tp failed")
-                    values = []
-                    break
+                    return nil
                 }
-                values.append(rate)
                 noteRSS("messages", "sockperf tp", client)
-            }
-            if !values.isEmpty { baseline = median(values) }
+                return rate
+            }.map(median)
         } else {
             fail("base-sockperf-server-tp", "sockperf server did not start")
         }
@@ -32,15 +29,8 @@ extension BenchRun {
         log("messages: peermesh")
         var pm = try loopback("messages", ["messages", "--message-size", "64", "--seconds", "\(secs)"])
         checkKeys(&pm.status, pm.outputs, ["messages_per_second"])
-        let baselineCell = baseline.map { format($0, .messages) + " (sockperf tp)" } ?? "error"
-        var cells = (ratio: "—", met: "—")
-        var pmCell = cell(pm.status)
-        if pm.status == .ok {
-            let value = try medianOf("messages_per_second", pm.outputs)
-            pmCell = format(value, .messages)
-            if let baseline { cells = ratioCells(value, baseline, .atLeast, 0.5) }
-        }
-        row(name, pmCell, baselineCell, cells.ratio, target, cells.met)
+        try medianRow(name, target: target, pm, key: "messages_per_second", unit: .messages,
+                      baseline: baseline, baselineSuffix: " (sockperf tp)", .atLeast, 0.5)
     }
 
     /// `rtt`: 64 B request/response round trips (p50 / p99) against `sockperf ping-pong --full-rtt`.
@@ -51,22 +41,18 @@ extension BenchRun {
         var baseline: (p50: Double, p99: Double)?
         let (port, server) = try startSockperfServer("pp")
         if let port {
-            var p50s: [Double] = [], p99s: [Double] = []
-            for rep in 1...options.reps {
+            baseline = try everyRepetition { rep -> (p50: Double, p99: Double)? in
                 let label = "base-sockperf-pp\(rep)"
                 let client = try runForeground(label, timeout: Double(secs + 30), in: work,
                     ["sockperf", "pp", "--tcp", "-i", "127.0.0.1", "-p", "\(port)", "-m", "64", "-t", "\(secs)",
                      "--full-rtt", "--no-rdtsc"])
                 guard client.exitCode == 0, let percentiles = sockperfPercentiles(label) else {
                     fail(label, "sockperf ping-pong failed")
-                    p50s = []
-                    break
+                    return nil
                 }
-                p50s.append(percentiles.p50)
-                p99s.append(percentiles.p99)
                 noteRSS("rtt", "sockperf pp", client)
-            }
-            if !p50s.isEmpty { baseline = (median(p50s), median(p99s)) }
+                return percentiles
+            }.map { (median($0.map(\.p50)), median($0.map(\.p99))) }
         } else {
             fail("base-sockperf-server-pp", "sockperf server did not start")
         }

@@ -11,20 +11,17 @@ extension BenchRun {
         let server = try runBackground("base-iperf3-server", timeout: 600, in: work,
                                        ["iperf3", "-s", "-B", "127.0.0.1", "-p", "\(port)"])
         if try waitListen(port: port, seconds: 10) {
-            var values: [Double] = []
-            for rep in 1...options.reps {
+            baseline = try everyRepetition { rep in
                 let label = "base-iperf3-client\(rep)"
                 let client = try runForeground(label, timeout: Double(secs + 30), in: work,
                                                ["iperf3", "-c", "127.0.0.1", "-p", "\(port)", "-t", "\(secs)", "-J"])
                 guard client.exitCode == 0, let value = iperfBitsPerSecond(label) else {
                     fail(label, "iperf3 client failed")
-                    values = []
-                    break
+                    return nil
                 }
-                values.append(value)
                 noteRSS("throughput", "iperf3 -c", client)
-            }
-            if !values.isEmpty { baseline = median(values) }
+                return value
+            }.map(median)
         } else {
             fail("base-iperf3-server", "iperf3 server did not start")
         }
@@ -34,15 +31,8 @@ extension BenchRun {
         log("throughput: peermesh")
         var pm = try loopback("throughput", ["throughput", "--message-size", "1048576", "--seconds", "\(secs)"])
         checkKeys(&pm.status, pm.outputs, ["bits_per_second"])
-        let baselineCell = baseline.map { format($0, .gigabits) + " (iperf3, 1 stream)" } ?? "error"
-        var cells = (ratio: "—", met: "—")
-        var pmCell = cell(pm.status)
-        if pm.status == .ok {
-            let value = try medianOf("bits_per_second", pm.outputs)
-            pmCell = format(value, .gigabits)
-            if let baseline { cells = ratioCells(value, baseline, .atLeast, 0.7) }
-        }
-        row(name, pmCell, baselineCell, cells.ratio, target, cells.met)
+        try medianRow(name, target: target, pm, key: "bits_per_second", unit: .gigabits,
+                      baseline: baseline, baselineSuffix: " (iperf3, 1 stream)", .atLeast, 0.7)
     }
 
     /// iperf3's received bits per second from its JSON report (`LOG/LABEL.out`); a report with an `error` key

@@ -167,17 +167,7 @@ extension SimulatedNetwork {
     func cutLinkMachines(_ id: Int, silently: Bool) {
         links[id].state = .silentlyCut
         guard !silently else { return }
-        let reason = PeerMeshError(.connectionClosed, "cut by the simulation")
-        for side in 0...1 where !links[id].closed[side] {
-            let end = end(id, side)
-            schedule(.action { [self] in
-                guard var machine = links[id].machines[side], !links[id].closed[side] else { return }
-                _ = machine.connectionClosed()
-                links[id].machines[side] = machine
-                closeSide(id, side, reason: reason)
-                lastStepped = memberAt(end)
-            }, at: now + .milliseconds(1))
-        }
+        for side in 0...1 { schedule(.wire(end: end(id, side), .connectionClosed), at: now + .milliseconds(1)) }
     }
 
     /// A member's app stops (or resumes) reading: its link machines do not judge their peers' silence meanwhile.

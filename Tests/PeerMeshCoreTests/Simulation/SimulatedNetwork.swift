@@ -316,26 +316,24 @@ final class SimulatedNetwork {
             if side == 0 { links[id].upAt.0 = false } else { links[id].upAt.1 = false }
             feed(me) { $0.linkDown(end, reason: reason, now: $1) }
         case .wire(let end, let wire):
-            let me = memberAt(end)
-            if members[me].stalledUntil != nil {
-                members[me].unread.append(event)
-                lastStepped = me
-                return
-            }
-            arrived(wire, at: end)
+            if !waitsUnread(event, at: end) { arrived(wire, at: end) }
         case .linkTick(let end):
             linkTick(end)
         case .arrive(let end, let frame):
             let (id, side) = endOwner[end]!
             let me = side == 0 ? links[id].members.0 : links[id].members.1
-            guard links[id].state == .up, side == 0 ? links[id].upAt.0 : links[id].upAt.1 else { return }
-            if members[me].stalledUntil != nil {
-                members[me].unread.append(event)
-                lastStepped = me
-                return
-            }
+            guard links[id].state == .up, side == 0 ? links[id].upAt.0 : links[id].upAt.1, !waitsUnread(event, at: end) else { return }
             feed(me) { $0.received(frame, on: end, now: $1) }
         }
+    }
+
+    /// Keeps what arrives for a member whose app stalled until it reads again; false when it reads now.
+    private func waitsUnread(_ event: Event, at end: Int) -> Bool {
+        let me = memberAt(end)
+        guard members[me].stalledUntil != nil else { return false }
+        members[me].unread.append(event)
+        lastStepped = me
+        return true
     }
 
     /// Gives one input to a live member's machine and performs what it asks.
