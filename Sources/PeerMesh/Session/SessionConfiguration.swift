@@ -81,6 +81,8 @@ extension Session {
         public var linksDirectlyWhenReachable = true
         /// Tests only: the same for each multicast frame this member forwards (one per next hop).
         package var multicastRelayHook: (@Sendable (MulticastFrame) -> [MulticastFrame])?
+        /// Where connections come from: TCP, or in tests a transport that cuts or black-holes them.
+        package var transport: any LinkTransport = TCPTransport()
         /// The hop limit of the routed frames we originate: paths longer than this are not used.
         public var maximumHops: UInt8 = 64
 

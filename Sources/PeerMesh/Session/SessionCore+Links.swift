@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import NIOPosix
 import PeerMeshCore
 
 /// The shell's links: listening, dialling, the budgets that bound connections in their handshake or holding an
@@ -12,37 +11,34 @@ extension SessionCore {
         loop.preconditionInEventLoop()
         if isClosed { return loop.makeFailedFuture(Self.closedError) }
         if let address = listener?.localAddress { return loop.makeSucceededFuture(address) }
-        return ServerBootstrap(group: loop, childGroup: loop)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.writeBufferWaterMark, value: waterMark)
-            .childChannelInitializer { [self] channel in
-                loop.makeCompletedFuture { try self.configure(channel, role: .acceptor, expectedPeer: nil, invitation: nil) }
+        return configuration.transport.listen(
+            host: configuration.listenHost, port: configuration.listenPort, on: loop, options: channelOptions
+        ) { [self] channel in
+            loop.makeCompletedFuture { try self.configure(channel, role: .acceptor, expectedPeer: nil, invitation: nil) }
+        }
+        .flatMapThrowing { [self] channel in
+            guard !isClosed else {
+                channel.close(promise: nil)
+                throw Self.closedError
             }
-            .bind(host: configuration.listenHost, port: configuration.listenPort)
-            .flatMapThrowing { [self] channel in
-                guard !isClosed else {
-                    channel.close(promise: nil)
-                    throw Self.closedError
-                }
-                listener = channel
-                guard let address = channel.localAddress else {
-                    throw PeerMeshError(.listenFailed, "The listener has no local address.")
-                }
-                // Members learn where we listen from our record, to link to us directly.
-                if let port = address.port, let endpoints = try? Session.endpoints(for: address, port: UInt16(port)) {
-                    perform(machine.listening(on: endpoints, now: .now()))
-                }
-                return address
+            listener = channel
+            guard let address = channel.localAddress else {
+                throw PeerMeshError(.listenFailed, "The listener has no local address.")
             }
-            .flatMapErrorThrowing { error in
-                if let error = error as? PeerMeshError { throw error }
-                throw PeerMeshError(
-                    .listenFailed,
-                    "Cannot listen on \(self.configuration.listenHost):\(self.configuration.listenPort); choose another address or port.",
-                    underlying: error
-                )
+            // Members learn where we listen from our record, to link to us directly.
+            if let port = address.port, let endpoints = try? Session.endpoints(for: address, port: UInt16(port)) {
+                perform(machine.listening(on: endpoints, now: .now()))
             }
+            return address
+        }
+        .flatMapErrorThrowing { error in
+            if let error = error as? PeerMeshError { throw error }
+            throw PeerMeshError(
+                .listenFailed,
+                "Cannot listen on \(self.configuration.listenHost):\(self.configuration.listenPort); choose another address or port.",
+                underlying: error
+            )
+        }
     }
 
     // MARK: Connecting
@@ -102,20 +98,16 @@ extension SessionCore {
                     failures: failures + ["\(endpoint): \(error)"], promise: promise)
             return
         }
-        ClientBootstrap(group: loop)
-            .connectTimeout(connectTimeout)
-            .channelOption(.writeBufferWaterMark, value: waterMark)
-            .channelInitializer { [self] channel in
-                loop.makeCompletedFuture {
-                    let link = try self.configure(channel, role: .connector, expectedPeer: peer, invitation: invitation)
-                    self.outgoing[ObjectIdentifier(link)] = (peer, promise)
-                }
+        configuration.transport.connect(to: address, timeout: connectTimeout, on: loop, options: channelOptions) { [self] channel in
+            loop.makeCompletedFuture {
+                let link = try self.configure(channel, role: .connector, expectedPeer: peer, invitation: invitation)
+                self.outgoing[ObjectIdentifier(link)] = (peer, promise)
             }
-            .connect(to: address)
-            .whenFailure { [self] error in
-                attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
-                        failures: failures + ["\(endpoint): \(error)"], promise: promise)
-            }
+        }
+        .whenFailure { [self] error in
+            attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
+                    failures: failures + ["\(endpoint): \(error)"], promise: promise)
+        }
     }
 
     @discardableResult
@@ -166,8 +158,8 @@ extension SessionCore {
         if let peer = links[id]?.peer?.peerID.keyID, invitationByPeer[peer] == id { invitationByPeer[peer] = nil }
     }
 
-    private var waterMark: ChannelOptions.Types.WriteBufferWaterMark {
-        .init(low: configuration.outboundBufferLimit / 2, high: configuration.outboundBufferLimit)
+    private var channelOptions: LinkChannelOptions {
+        LinkChannelOptions(writeBufferWaterMark: .init(low: configuration.outboundBufferLimit / 2, high: configuration.outboundBufferLimit))
     }
 
     // MARK: LinkDelegate
