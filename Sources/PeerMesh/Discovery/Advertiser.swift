@@ -22,19 +22,26 @@ public final class Advertiser: Sendable {
 
     private let continuation: AsyncStream<AdvertiserEvent>.Continuation
     private let txt: [[UInt8]]
+    private let discovery: any DiscoveryService
     private let running = NIOLockedValueBox<Running?>(nil)
 
     private struct Running: Sendable {
-        let client: AvahiClient
-        let publisher: ServicePublisher
+        let publisher: any DiscoveryPublisher
         let pumps: [Task<Void, Never>]
     }
 
     /// Validates the service type (RFC 6335, as MC) and the discovery info (each `key=value` ≤ 255 bytes, the
     /// app's entries together ≤ 400 bytes as in MC, no `pm.` keys); throws `invalidServiceType` / `invalidDiscoveryInfo` naming
     /// the rule broken.
-    public init(session: Session, serviceType: String, discoveryInfo: [String: String] = [:]) throws(PeerMeshError) {
+    public convenience init(session: Session, serviceType: String, discoveryInfo: [String: String] = [:]) throws(PeerMeshError) {
+        try self.init(session: session, serviceType: serviceType, discoveryInfo: discoveryInfo, discovery: AvahiDiscovery())
+    }
+
+    /// The same, publishing through `discovery` (tests use an in-memory directory).
+    package init(session: Session, serviceType: String, discoveryInfo: [String: String] = [:],
+                 discovery: any DiscoveryService) throws(PeerMeshError) {
         self.session = session
+        self.discovery = discovery
         self.serviceType = try ServiceType(serviceType)
         self.discoveryInfo = discoveryInfo
         self.txt = try TXTRecordEncoder.encode(
@@ -56,10 +63,7 @@ public final class Advertiser: Sendable {
         guard let port = address.port, port > 0, port <= UInt16.max else {
             throw PeerMeshError(.listenFailed, "The session's listener has no TCP port to advertise.")
         }
-        let client = try AvahiClient()
-        let publisher = try ServicePublisher(
-            client: client, name: session.myPeerID.displayName, type: serviceType.dnsSDType, port: UInt16(port), txt: txt
-        )
+        let publisher = try discovery.publisher(name: session.myPeerID.displayName, type: serviceType.dnsSDType, port: UInt16(port), txt: txt)
         let continuation = self.continuation
         let publisherPump = Task {
             for await event in publisher.events {
@@ -70,10 +74,10 @@ public final class Advertiser: Sendable {
                 }
             }
         }
-        let statePump = Task { await DiscoveryHealth.report(client.states, to: continuation) }
+        let statePump = Task { await DiscoveryHealth.report(publisher.daemonStates, to: continuation) }
         let started = running.withLockedValue { current -> Bool in
             guard current == nil else { return false }
-            current = Running(client: client, publisher: publisher, pumps: [publisherPump, statePump])
+            current = Running(publisher: publisher, pumps: [publisherPump, statePump])
             return true
         }
         guard started else {

@@ -19,17 +19,23 @@ public final class Browser: Sendable {
 
     private let continuation: AsyncStream<BrowserEvent>.Continuation
     private let found = NIOLockedValueBox<[PeerID: FoundPeer]>([:])
+    private let discovery: any DiscoveryService
     private let running = NIOLockedValueBox<Running?>(nil)
 
     private struct Running: Sendable {
-        let client: AvahiClient
-        let browser: ServiceBrowser
+        let browser: any DiscoveryBrowser
         let pumps: [Task<Void, Never>]
     }
 
     /// Validates the service type (RFC 6335, as MC); throws `invalidServiceType` naming the rule broken.
-    public init(session: Session, serviceType: String) throws(PeerMeshError) {
+    public convenience init(session: Session, serviceType: String) throws(PeerMeshError) {
+        try self.init(session: session, serviceType: serviceType, discovery: AvahiDiscovery())
+    }
+
+    /// The same, browsing through `discovery` (tests use an in-memory directory).
+    package init(session: Session, serviceType: String, discovery: any DiscoveryService) throws(PeerMeshError) {
         self.session = session
+        self.discovery = discovery
         self.serviceType = try ServiceType(serviceType)
         (events, continuation) = AsyncStream.makeStream(of: BrowserEvent.self)
     }
@@ -46,8 +52,7 @@ public final class Browser: Sendable {
     /// running. Calling it again while browsing does nothing.
     public func start() async throws(PeerMeshError) {
         guard running.withLockedValue({ $0 == nil }) else { return }
-        let client = try AvahiClient()
-        let browser = try ServiceBrowser(client: client, type: serviceType.dnsSDType)
+        let browser = try discovery.browser(type: serviceType.dnsSDType)
         let continuation = self.continuation
         let found = self.found
         let me = session.myPeerID
@@ -68,10 +73,10 @@ public final class Browser: Sendable {
                 }
             }
         }
-        let statePump = Task { await DiscoveryHealth.report(client.states, to: continuation) }
+        let statePump = Task { await DiscoveryHealth.report(browser.daemonStates, to: continuation) }
         let started = running.withLockedValue { current -> Bool in
             guard current == nil else { return false }
-            current = Running(client: client, browser: browser, pumps: [recordPump, statePump])
+            current = Running(browser: browser, pumps: [recordPump, statePump])
             return true
         }
         guard started else {
@@ -91,14 +96,16 @@ public final class Browser: Sendable {
     }
 
     /// Invites a found peer into the session, trying each address it was resolved to until one connects.
-    /// Returns once the peer is `.connected`; throws the reason otherwise (see `Session.connect`).
+    /// Returns once the peer is `.connected`; throws the reason otherwise (see `Session.connect`, which also says
+    /// what `awaitingAnswer` is given).
     @discardableResult
-    public func invite(_ peer: PeerID, context: Data = Data(), timeout: Duration = .seconds(30)) async throws(PeerMeshError) -> PeerID {
+    public func invite(_ peer: PeerID, context: Data = Data(), timeout: Duration = .seconds(30),
+                       awaitingAnswer: (@Sendable (_ verificationCode: String) -> Void)? = nil) async throws(PeerMeshError) -> PeerID {
         guard let target = found.withLockedValue({ $0[peer] }) else {
             throw PeerMeshError(.notConnected, "\(peer) has not been found by this browser (or was lost); wait for its `.found` event.")
         }
         let data = try ConnectionData(peerID: target.peerID, encryption: target.encryption, endpoints: target.endpoints)
-        return try await session.connect(using: data, context: context, timeout: timeout)
+        return try await session.connect(using: data, context: context, timeout: timeout, awaitingAnswer: awaitingAnswer)
     }
 
     /// Folds one aggregator output into `found` and returns the events to report.
