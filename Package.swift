@@ -107,6 +107,7 @@ let package = Package(
             name: "PeerMeshCoreTests",
             dependencies: [
                 "PeerMeshCore",
+                "PeerMeshScenarios",
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -146,6 +147,8 @@ let package = Package(
         ),
         // Test hosts (network namespaces) and child processes, shared by the test targets.
         .target(name: "PeerMeshTestSupport", path: "Tests/PeerMeshTestSupport"),
+        // Scenarios written once and run over the simulator (PeerMeshCoreTests) and over real sessions (PeerMeshTests).
+        .target(name: "PeerMeshScenarios", path: "Tests/PeerMeshScenarios"),
         .testTarget(name: "PeerMeshAvahiTests", dependencies: ["PeerMeshAvahi", "PeerMeshTestSupport", "peermesh-avahi-probe"]),
         .testTarget(
             name: "MultipeerConnectivityTests",
@@ -158,6 +161,7 @@ let package = Package(
                 "PeerMesh",
                 "PeerMeshCore",
                 "PeerMeshTestSupport",
+                "PeerMeshScenarios",
                 "peermesh-meshpeer",
                 "peermesh-rewriter",
                 "peermesh-flood",

@@ -235,10 +235,11 @@ final class SimulatedNetwork {
 
     // MARK: The app
 
-    /// The app of `from` sends a reliable message to `to`; false when the machine refused (not a member).
+    /// The app of `from` sends a reliable message to `to`: its sequence number, or nil when the machine refused (not a
+    /// member).
     @discardableResult
-    func send(from: Int, to: Int, size: Int) -> Bool {
-        guard var machine = members[from].machine else { return false }
+    func send(from: Int, to: Int, size: Int) -> UInt32? {
+        guard var machine = members[from].machine else { return nil }
         let sequence = nextSequence[from, default: 0]
         let message = AppLog.message(from: from, incarnation: members[from].incarnation, sequence: sequence, size: size)
         let ticket = nextTicket
@@ -247,7 +248,7 @@ final class SimulatedNetwork {
             directives = try machine.send(message, to: [peerID(to)], mode: .reliable, now: now) { _ in ticket }
         } catch {
             log("m\(from) → m\(to) #\(sequence) refused: \(error)")
-            return false
+            return nil
         }
         log("m\(from) → m\(to) #\(sequence) (\(size) bytes) ticket \(ticket)")
         members[from].machine = machine
@@ -255,7 +256,7 @@ final class SimulatedNetwork {
         nextSequence[from] = sequence + 1
         sent[ticket] = SentMessage(from: from, fromIncarnation: members[from].incarnation, to: to, sequence: sequence, sentAt: now)
         perform(directives, at: from)
-        return true
+        return sequence
     }
 
     // MARK: Running

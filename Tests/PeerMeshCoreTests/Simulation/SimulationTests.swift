@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import PeerMeshScenarios
 import Testing
 @testable import PeerMeshCore
 
@@ -42,33 +43,19 @@ import Testing
         for seed in seeds { try Scenario.run(seed: seed, profile: profile) }
     }
 
-    /// How a relay's death is handled, step by step: alice reaches carol through two relays, bob and dave, and uses
-    /// one of them (the one whose key ID sorts first); that relay dies without a word while alice's messages to carol
-    /// are in flight through it. Alice's channel keeps every frame until carol acknowledges it; once liveness tells the
-    /// others the relay is gone, the route moves to the other relay and the unacknowledged frames go again that way.
-    /// Carol gets every message once, in order, and nothing is reported undelivered.
-    @Test func aRelayThatDiesSilentlyMidStreamLosesNothing() throws {
-        let (alice, bob, carol, dave) = (0, 1, 2, 3)
-        let network = SimulatedNetwork(members: 4, seed: 1, settings: Scenario.settings)
-        network.afterEachStep = { try Scenario.checkBounds($0, seed: 1) }
-        for (a, b) in [(alice, bob), (bob, carol), (alice, dave), (dave, carol)] {
-            network.connect(a, b, delay: .milliseconds(5), bandwidth: 10_000)
-        }
-        // Carol's admission of alice can arrive before the records that show alice a path to carol; it is then left
-        // for carol's re-send (3 s).
-        try network.run(until: network.now + .seconds(5))
-        let relay = try #require([bob, dave].first { network.members[alice].machine!.route(to: network.peerID(carol)) == .via(network.peerID($0)) })
-        let other = relay == bob ? dave : bob
-        for _ in 0..<20 { #expect(network.send(from: alice, to: carol, size: 1_000)) }
-        try network.run(until: network.now + .milliseconds(7))
-        network.kill(relay, silently: true, liveness: .seconds(5))
-        try network.run(until: network.now + .seconds(60))
-        #expect(network.members[alice].machine!.route(to: network.peerID(carol)) == .via(network.peerID(other)))
-        let delivered = network.members[carol].log.delivered.filter { $0.sender.member == alice }.map(\.sequence).sorted()
-        #expect(delivered == Array(0..<20))
-        #expect(network.members[alice].log.reportedUndelivered.isEmpty)
-        #expect(network.members[alice].machine!.counters.retransmitted > 0, "what the dead relay held went again through the other")
-        try Scenario.checkSettled(network, seed: 1)
+    /// How a relay's death is handled (`RelayDeath`, the scenario also run over real sessions by `ScenarioTests`):
+    /// the route moves to the other relay, what the dead one held goes again that way, and carol gets every message
+    /// once, in order.
+    @Test func aRelayThatDiesSilentlyMidStreamLosesNothing() async throws {
+        let simulation = SimulatedNetwork(members: 4, seed: 1, settings: Scenario.settings)
+        simulation.afterEachStep = { try Scenario.checkBounds($0, seed: 1) }
+        let outcome = try await RelayDeath.run(on: SimulatedScenarioNetwork(simulation))
+        #expect(outcome.delivered == Array(0..<RelayDeath.messages))
+        #expect(outcome.undelivered.isEmpty)
+        #expect(outcome.relayAfter == (outcome.relayThatDied == RelayDeath.bob ? RelayDeath.dave : RelayDeath.bob))
+        #expect(outcome.retransmitted > 0, "what the dead relay held went again through the other")
+        try simulation.run(until: simulation.now + .seconds(60))
+        try Scenario.checkSettled(simulation, seed: 1)
     }
 
     /// The same seed gives the same run: what every member's app heard is identical.
