@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "PeerMesh", targets: ["PeerMesh"]),
         .library(name: "PeerMeshCore", targets: ["PeerMeshCore"]),
         .library(name: "MultipeerConnectivity", targets: ["MultipeerConnectivity"]),
+        // For the fuzz package (Fuzz/) only: the entry points libFuzzer drives. Not a library apps link.
+        .library(name: "PeerMeshFuzzTargets", targets: ["PeerMeshFuzzTargets"]),
         .executable(name: "peermesh", targets: ["peermesh"]),
     ],
     dependencies: [
@@ -108,6 +110,7 @@ let package = Package(
             dependencies: [
                 "PeerMeshCore",
                 "PeerMeshScenarios",
+                "PeerMeshFuzzTargets",
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -147,6 +150,11 @@ let package = Package(
         ),
         // Test hosts (network namespaces) and child processes, shared by the test targets.
         .target(name: "PeerMeshTestSupport", path: "Tests/PeerMeshTestSupport"),
+        .target(
+            name: "PeerMeshFuzzTargets",
+            dependencies: ["PeerMeshCore", .product(name: "NIOCore", package: "swift-nio"), .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/PeerMeshFuzzTargets"
+        ),
         // Scenarios written once and run over the simulator (PeerMeshCoreTests) and over real sessions (PeerMeshTests).
         .target(name: "PeerMeshScenarios", path: "Tests/PeerMeshScenarios"),
         .testTarget(name: "PeerMeshAvahiTests", dependencies: ["PeerMeshAvahi", "PeerMeshTestSupport", "peermesh-avahi-probe"]),

@@ -7,6 +7,6 @@ let package = Package(
     name: "PeerMeshFuzz",
     dependencies: [.package(name: "PeerMesh", path: "..")],
     targets: [
-        .executableTarget(name: "FuzzWire", dependencies: [.product(name: "PeerMeshCore", package: "PeerMesh")]),
+        .executableTarget(name: "FuzzWire", dependencies: [.product(name: "PeerMeshFuzzTargets", package: "PeerMesh")]),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import PeerMeshFuzzTargets
 import Testing
 @testable import PeerMeshCore
 

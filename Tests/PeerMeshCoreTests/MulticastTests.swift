@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import NIOCore
+import PeerMeshFuzzTargets
 import Testing
 @testable import PeerMeshCore
 

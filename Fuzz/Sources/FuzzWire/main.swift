@@ -1,4 +1,4 @@
-import PeerMeshCore
+import PeerMeshFuzzTargets
 
 /// libFuzzer's entry point: everything a remote peer can make us parse (preamble, frames, Hello, connection data).
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,25 +1,31 @@
 import Crypto
 import NIOCore
+import PeerMeshCore
 
 /// Entry points the fuzzers (`Fuzz/`) and the fuzz regression tests drive: anything a peer can send us.
-/// They must return for every input; a crash here is a bug.
+/// They must return for every input; a crash here is a bug. Not part of the shipped libraries: the fuzz package
+/// reaches it through the `PeerMeshFuzzTargets` product.
 public enum FuzzTargets {
     /// Treats `bytes` as a connection's inbound stream: an optional preamble, then frames fed to a link machine
-    /// that is waiting for the peer's Hello (so Hello verification, invitations and data handling are reached),
-    /// plus the connection-data parsers.
+    /// that is waiting for the peer's Hello (so Hello verification and invitations are reached) and to a session
+    /// machine as if a connected neighbour sent them (records, routed and multicast data, pairing, transfers), plus
+    /// the connection-data parsers.
     public static func wireInput(_ bytes: [UInt8]) {
         var stream = ByteBuffer(bytes: bytes)
         var afterPreamble = stream
         if (try? Preamble.read(from: &afterPreamble)) != nil { stream = afterPreamble }
         var machine = template
+        var session = sessionTemplate
         var pairing = fuzzPairing
         let limits = configuration.limits
         while let frame = try? Frame.read(from: &stream, limits: limits) {
             if case .multicast(let multicast) = frame { multicastInput(multicast) }
             if case .pairing(let body) = frame { _ = try? pairing.receive(body) }
+            _ = session.received(frame, on: neighbourLink, now: .uptimeNanoseconds(1_000_000_001))
             if machine.frameReceived(frame, now: .uptimeNanoseconds(1)).isEmpty == false, machine.isClosed { break }
             if machine.isConnected { _ = machine.tick(now: .uptimeNanoseconds(2)) }
         }
+        _ = session.tick(now: .uptimeNanoseconds(60_000_000_000))
         _ = try? ConnectionData(bytes: bytes)
         _ = try? ConnectionData(encoded: String(decoding: bytes, as: UTF8.self))
     }
@@ -43,6 +49,24 @@ public enum FuzzTargets {
         me: fuzzMember.keyID, ownSessionKey: Curve25519.KeyAgreement.PrivateKey(),
         peer: [UInt8](repeating: 0xa1, count: 32), peerSessionKey: Array(Curve25519.KeyAgreement.PrivateKey().publicKey.rawRepresentation)
     )
+
+    /// The link a session machine's one neighbour (key ID 0xa1…) is connected on.
+    private static let neighbourLink = 1
+
+    /// A session machine with one connected neighbour, built once and copied per input. Only ever read (each input
+    /// works on its own copy), which is what makes sharing it safe although the machine is not `Sendable`.
+    nonisolated(unsafe) private static let sessionTemplate: SessionMachine<Int, Int> = {
+        let identity = try! LocalIdentity(displayName: "fuzz", certificateDER: [0x30, 0x00], privateKey: P256.Signing.PrivateKey())
+        let settings = SessionMachine<Int, Int>.Settings(
+            encryption: .optional, maximumHops: 8, frameLimits: configuration.limits, maximumMessageSize: 1 << 20, maximumPeers: 8,
+            linksDirectlyWhenReachable: false, admissionTimeout: .seconds(5), admissionLimits: .init()
+        )
+        var machine = SessionMachine<Int, Int>(identity: identity, sessionKey: Curve25519.KeyAgreement.PrivateKey(), recordVersion: 1 << 12,
+                                               settings: settings)
+        let neighbour = try! PeerID(displayName: "neighbour", keyID: [UInt8](repeating: 0xa1, count: 32))
+        _ = machine.linkUp(neighbourLink, peer: neighbour, multicast: true, address: nil, now: .uptimeNanoseconds(1_000_000_000))
+        return machine
+    }()
 
     private static let configuration = LinkConfiguration(
         encryption: .none, limits: FrameLimits(maximumFrameSize: 4096, maximumContextSize: 1024),
