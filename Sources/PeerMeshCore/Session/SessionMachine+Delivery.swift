@@ -15,8 +15,9 @@ extension SessionMachine {
         case .deliver:
             deliver(routed, direct: false, now: now)
         case .forward(let hop, var forwarded):
-            // Only between members we admitted: one nobody here let in gets no path through us.
-            guard admissions.mayRelay(for: routed.source), admissions.mayRelay(for: routed.destination) else {
+            // Only between members we admitted: one nobody here let in gets no path through us. Our own frame may come
+            // back while routes settle (a neighbour that knew less sent it back to us): it goes on by our route now.
+            guard routed.source == me.keyID || admissions.mayRelay(for: routed.source), admissions.mayRelay(for: routed.destination) else {
                 counters.droppedUnadmitted += 1
                 return
             }
@@ -57,7 +58,7 @@ extension SessionMachine {
         }
         // Before it is a member, only its admission (pairing, decisions) flows; one not introduced yet (no slot free)
         // is left unacknowledged, so its channel sends again later.
-        guard let handle, members[handle].announced || (admissions.stage(of: source) != nil && mesh.member(source) != nil) else {
+        guard let handle, channelIsOpen(handle) else {
             // No member of the session has that key: a forged source. One that has not been introduced yet waits.
             if mesh.member(source) == nil { counters.droppedForgeries += 1 } else { counters.droppedUnadmitted += 1 }
             return
