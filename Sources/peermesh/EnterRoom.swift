@@ -38,8 +38,8 @@ func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, 
     var lastError: PeerMeshError?
     for peer in members {
         let answer = answerTimeout.map { Duration.milliseconds(Int64($0 * 1000)) } ?? max(deadline - ContinuousClock.now, .seconds(1))
-        switch await askToJoin(peer, answerWithin: answer, output: output, { () async throws(PeerMeshError) in
-            try await search.browser.invite(peer, context: Data(room.name.utf8), timeout: answer)
+        switch await askToJoin(peer, answerWithin: answer, output: output, { waiting async throws(PeerMeshError) in
+            try await search.browser.invite(peer, context: Data(room.name.utf8), timeout: answer, awaitingAnswer: { waiting.heard(code: $0) })
         }) {
         case .success(let member):
             return (room, member)
@@ -65,8 +65,8 @@ private func enterDirectly(room: String?, code: String, session: Session, answer
         throw CLIError("That connection code is damaged or incomplete: copy all of it, from pm1. to its end.", exitCode: 2)
     }
     let answer = Duration.milliseconds(Int64(seconds * 1000))
-    switch await askToJoin(data.peerID, answerWithin: answer, output: output, { () async throws(PeerMeshError) in
-        try await session.connect(using: data, context: Data((room ?? "").utf8), timeout: answer)
+    switch await askToJoin(data.peerID, answerWithin: answer, output: output, { waiting async throws(PeerMeshError) in
+        try await session.connect(using: data, context: Data((room ?? "").utf8), timeout: answer, awaitingAnswer: { waiting.heard(code: $0) })
     }) {
     case .success(let host):
         return (RoomIdentity(name: room ?? "", host: host), host)
@@ -77,11 +77,11 @@ private func enterDirectly(room: String?, code: String, session: Session, answer
     }
 }
 
-/// Asks `peer` to let us in with `invite`, showing the wait for its answer meanwhile.
+/// Asks `peer` to let us in with `invite`, showing the wait for its answer (and the code to read out) meanwhile.
 private func askToJoin(_ peer: PeerID, answerWithin answer: Duration, output: RoomOutput,
-                       _ invite: () async throws(PeerMeshError) -> PeerID) async -> Result<PeerID, PeerMeshError> {
+                       _ invite: (InvitationWait) async throws(PeerMeshError) -> PeerID) async -> Result<PeerID, PeerMeshError> {
     let waiting = InvitationWait.show(peer, answerWithin: answer, output: output)
-    let outcome = await attempt(invite)
+    let outcome = await attempt { () async throws(PeerMeshError) in try await invite(waiting) }
     await waiting.end()
     return outcome
 }

@@ -236,12 +236,15 @@ struct LinkStateMachineTests {
         // A verdict after the deadline changes nothing.
         pair.run(.connector, pair.connector.certificateVerdict(accepted: true, now: pair.now))
         #expect(pair.connected(.connector) == nil)
+        #expect(!pair.connector.isAwaitingAnswer)
     }
 
     @Test func unansweredInvitationExpiresOnBothSides() {
         var pair = LinkPair(invitationTimeout: 3_000)
         pair.decision = nil
         pair.start()
+        #expect(pair.connector.isAwaitingAnswer, "the invitation is with the acceptor's app")
+        #expect(!pair.acceptor.isAwaitingAnswer)
         pair.advance(by: .seconds(3))
         #expect(pair.closeReason(.acceptor)??.code == .invitationTimedOut)
         #expect(pair.closeReason(.connector)??.code == .invitationTimedOut)

@@ -57,6 +57,12 @@ struct HostileRoomTests {
         defer { alice.stop() }
         let prompt = await host.line(within: 10, containing: "#1 alice wants to join — key ", "verification code", "accept? y/n")
         #expect(prompt != nil, "\(host.output)")
+        // The joiner is shown the code the host sees beside the request, to read out.
+        let code = prompt.flatMap { $0.firstMatch(of: /verification code (\d{3} \d{3})/)?.1 }.map(String.init)
+        #expect(code != nil, "\(host.output)")
+        if let code {
+            #expect(await alice.line(within: 10, containing: "waiting for hosta", "to accept — your verification code is \(code)") != nil, "\(alice.output)")
+        }
         let mallory = try Spawned(room.peermesh(["join", "lobby", "--timeout", "60"], "mallory"))
         defer { mallory.stop() }
         #expect(await host.line(within: 10, containing: "also waiting: #2 mallory wants to join — key ", "y/n still answers #1") != nil, "\(host.output)")

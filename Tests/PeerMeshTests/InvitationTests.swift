@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 @testable import PeerMesh
 
@@ -32,6 +33,36 @@ struct InvitationTests {
         #expect(await joiner.log.orderViolations.isEmpty)
         await joiner.shutdown()
         await host.shutdown()
+    }
+
+    /// While the host's person decides, the joiner is told the code the host is shown (to read it out), before any
+    /// answer; a joiner whose certificate handler rejects the host sends no invitation and hears nothing.
+    @Test func theInviterLearnsTheCodeTheHostIsShownWhileItDecides() async throws {
+        let host = try TestPeer("host", policy: .ignore)
+        let joiner = try TestPeer("joiner")
+        let heard = AsyncStream.makeStream(of: String.self)
+        let joining = Task {
+            try await joiner.session.connect(using: host.connectionData(), awaitingAnswer: { heard.continuation.yield($0) })
+        }
+        var codes = heard.stream.makeAsyncIterator()
+        let code = await codes.next()
+        let invitation = try #require(await host.log.first { if case .invitation = $0 { true } else { false } })
+        guard case .invitation(let asked) = invitation else { return }
+        #expect(code == asked.verificationCode)
+        try asked.accept()
+        #expect(try await joining.value == host.peerID)
+        heard.continuation.finish()
+        #expect(await codes.next() == nil, "told once")
+
+        let wary = try TestPeer("wary")
+        wary.session.setCertificateHandler { _, _ in false }
+        let rejected = NIOLockedValueBox(false)
+        let error = await peerMeshError {
+            try await wary.session.connect(using: host.connectionData(), awaitingAnswer: { _ in rejected.withLockedValue { $0 = true } })
+        }
+        #expect(error?.code == .certificateRejected)
+        #expect(!rejected.withLockedValue { $0 })
+        await wary.shutdown(); await joiner.shutdown(); await host.shutdown()
     }
 }
 

@@ -45,6 +45,8 @@ final class LinkHandler: ChannelInboundHandler {
 
     /// The verified peer, once known.
     var peer: VerifiedPeer? { machine.peer }
+    /// Whether our invitation went out and the peer's app is deciding.
+    var isAwaitingAnswer: Bool { machine.isAwaitingAnswer }
     /// Whether this link agreed on `capability` with the peer.
     func agrees(on capability: Capabilities) -> Bool { machine.peer?.negotiation.capabilities.contains(capability) == true }
     /// Data frames the peer sent before it was accepted (and that were therefore dropped).

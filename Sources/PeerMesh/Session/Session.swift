@@ -107,8 +107,13 @@ public final class Session: Sendable {
     /// Returns the peer once it is `.connected`; throws the reason otherwise (`invitationDeclined`,
     /// `invitationTimedOut`, `sessionFull`, `certificateRejected`, `encryptionMismatch`, `connectionFailed`, ...).
     /// A `timeout` of zero or less means the default of 30 seconds.
+    ///
+    /// `awaitingAnswer` is called once, when the invitation has gone to the peer and its app is deciding, with the
+    /// verification code the peer's app is shown (`Invitation.verificationCode`): show it to your user, who reads it
+    /// out to the person deciding. A man in the middle cannot make both sides show the same code.
     @discardableResult
-    public func connect(using data: ConnectionData, context: Data = Data(), timeout: Duration = .seconds(30)) async throws(PeerMeshError) -> PeerID {
+    public func connect(using data: ConnectionData, context: Data = Data(), timeout: Duration = .seconds(30),
+                        awaitingAnswer: (@Sendable (_ verificationCode: String) -> Void)? = nil) async throws(PeerMeshError) -> PeerID {
         guard context.count <= configuration.frameLimits.maximumContextSize else {
             throw PeerMeshError(.contextTooLarge, "The invitation context is \(context.count) bytes; the limit is \(configuration.frameLimits.maximumContextSize).")
         }
@@ -116,7 +121,7 @@ public final class Session: Sendable {
         let milliseconds = min(Int64(effective.components.seconds) * 1000 + effective.components.attoseconds / 1_000_000_000_000_000, Int64(UInt32.max))
         let invitation = Frame.Invitation(timeoutMilliseconds: UInt32(max(1, milliseconds)), context: Array(context))
         let connectTimeout = min(TimeAmount(effective), .seconds(10))
-        return try await run { $0.connect(to: data, invitation: invitation, connectTimeout: connectTimeout) }
+        return try await run { $0.connect(to: data, invitation: invitation, connectTimeout: connectTimeout, awaitingAnswer: awaitingAnswer) }
     }
 
     /// Sends `data` to each of `peers`. Suspends while a peer's outbound buffer is full (back-pressure), and

@@ -43,7 +43,8 @@ extension SessionCore {
 
     // MARK: Connecting
 
-    func connect(to data: ConnectionData, invitation: Frame.Invitation, connectTimeout: TimeAmount) -> EventLoopFuture<PeerID> {
+    func connect(to data: ConnectionData, invitation: Frame.Invitation, connectTimeout: TimeAmount,
+                 awaitingAnswer: (@Sendable (String) -> Void)?) -> EventLoopFuture<PeerID> {
         loop.preconditionInEventLoop()
         if isClosed { return loop.makeFailedFuture(Self.closedError) }
         let peer = data.peerID
@@ -54,7 +55,7 @@ extension SessionCore {
             return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "\(peer) is already connected or connecting."))
         }
         machine.connectStarted(peer)
-        return dial(data, invitation: invitation, connectTimeout: connectTimeout, upgrading: nil)
+        return dial(data, invitation: invitation, connectTimeout: connectTimeout, upgrading: nil, awaitingAnswer: awaitingAnswer)
     }
 
     /// The machine asks for a direct link to a member it reaches through others.
@@ -62,18 +63,20 @@ extension SessionCore {
         guard let data = try? ConnectionData(peerID: peer, encryption: encryption, endpoints: endpoints) else {
             return perform(machine.connectEnded(peer, endpoints: endpoints, succeeded: false, now: .now()))
         }
-        _ = dial(data, invitation: Frame.Invitation(timeoutMilliseconds: 10_000, context: []), connectTimeout: .seconds(3), upgrading: endpoints)
+        _ = dial(data, invitation: Frame.Invitation(timeoutMilliseconds: 10_000, context: []), connectTimeout: .seconds(3),
+                 upgrading: endpoints, awaitingAnswer: nil)
     }
 
     /// `upgrading`: the addresses of a direct upgrade the machine asked for (its result goes back to the machine).
     private func dial(_ data: ConnectionData, invitation: Frame.Invitation, connectTimeout: TimeAmount,
-                      upgrading: [ConnectionData.Endpoint]?) -> EventLoopFuture<PeerID> {
+                      upgrading: [ConnectionData.Endpoint]?, awaitingAnswer: (@Sendable (String) -> Void)?) -> EventLoopFuture<PeerID> {
         let peer = data.peerID
         // A member we already reach through others stays `.connected` while we add a direct link to it (an
         // upgrade): the app hears nothing about the attempt but its result.
         if !machine.isMember(peer) { emit(.peerChanged(peer, .connecting)) }
         let promise = loop.makePromise(of: PeerID.self)
-        attempt(data.endpoints[...], peer: peer, invitation: invitation, connectTimeout: connectTimeout, failures: [], promise: promise)
+        let connection = OutgoingConnection(peer: peer, promise: promise, awaitingAnswer: awaitingAnswer)
+        attempt(data.endpoints[...], connection, invitation: invitation, connectTimeout: connectTimeout, failures: [])
         return promise.futureResult.always { [self] result in
             let succeeded = (try? result.get()) != nil
             perform(machine.connectEnded(peer, endpoints: upgrading, succeeded: succeeded, now: .now()))
@@ -83,10 +86,11 @@ extension SessionCore {
         }
     }
 
-    private func attempt(_ endpoints: ArraySlice<ConnectionData.Endpoint>, peer: PeerID, invitation: Frame.Invitation,
-                         connectTimeout: TimeAmount, failures: [String], promise: EventLoopPromise<PeerID>) {
+    private func attempt(_ endpoints: ArraySlice<ConnectionData.Endpoint>, _ connection: OutgoingConnection,
+                         invitation: Frame.Invitation, connectTimeout: TimeAmount, failures: [String]) {
+        let peer = connection.peer
         guard let endpoint = endpoints.first, !isClosed else {
-            promise.fail(isClosed ? Self.closedError : PeerMeshError(
+            connection.promise.fail(isClosed ? Self.closedError : PeerMeshError(
                 .connectionFailed,
                 "Could not reach \(peer) at any of its addresses (\(failures.joined(separator: "; "))); check that it is running and reachable."
             ))
@@ -94,19 +98,19 @@ extension SessionCore {
         }
         let address: SocketAddress
         do { address = try SocketAddress(ipAddress: endpoint.host, port: Int(endpoint.port)) } catch {
-            attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
-                    failures: failures + ["\(endpoint): \(error)"], promise: promise)
+            attempt(endpoints.dropFirst(), connection, invitation: invitation, connectTimeout: connectTimeout,
+                    failures: failures + ["\(endpoint): \(error)"])
             return
         }
         configuration.transport.connect(to: address, timeout: connectTimeout, on: loop, options: channelOptions) { [self] channel in
             loop.makeCompletedFuture {
                 let link = try self.configure(channel, role: .connector, expectedPeer: peer, invitation: invitation)
-                self.outgoing[ObjectIdentifier(link)] = (peer, promise)
+                self.outgoing[ObjectIdentifier(link)] = connection
             }
         }
         .whenFailure { [self] error in
-            attempt(endpoints.dropFirst(), peer: peer, invitation: invitation, connectTimeout: connectTimeout,
-                    failures: failures + ["\(endpoint): \(error)"], promise: promise)
+            attempt(endpoints.dropFirst(), connection, invitation: invitation, connectTimeout: connectTimeout,
+                    failures: failures + ["\(endpoint): \(error)"])
         }
     }
 
@@ -166,8 +170,7 @@ extension SessionCore {
 
     func link(_ link: LinkHandler, needsCertificateVerdictFor peer: VerifiedPeer) {
         guard let handler = certificateHandler.withLockedValue({ $0 }) else {
-            link.certificateVerdict(accepted: true)
-            return
+            return certificateJudged(link, peer, accepted: true)
         }
         let certificate = PeerCertificate(derBytes: peer.certificateDER)
         let loop = self.loop
@@ -175,7 +178,17 @@ extension SessionCore {
         let box = NIOLoopBound(link, eventLoop: loop)
         Task {
             let accepted = await handler(peer.peerID, certificate)
-            loop.execute { box.value.certificateVerdict(accepted: accepted) }
+            loop.execute { self.certificateJudged(box.value, peer, accepted: accepted) }
+        }
+    }
+
+    /// An inviter's link sends its invitation once the certificate is accepted: from then on the peer's app decides,
+    /// and our caller learns the code it is shown.
+    private func certificateJudged(_ link: LinkHandler, _ peer: VerifiedPeer, accepted: Bool) {
+        // A late verdict changes nothing (the link's deadline passed): the caller has nothing to hear then.
+        link.certificateVerdict(accepted: accepted)
+        if link.isAwaitingAnswer, let waiting = outgoing[ObjectIdentifier(link)]?.awaitingAnswer {
+            waiting(peer.verificationCode)
         }
     }
 
@@ -254,4 +267,11 @@ extension SessionCore {
     }
 
     private var isFull: Bool { machine.neighborCount + 1 >= configuration.maximumPeers }
+}
+
+/// One of our dials: the peer, the caller waiting for it, and who wants to hear that the peer's app is deciding.
+struct OutgoingConnection {
+    let peer: PeerID
+    let promise: EventLoopPromise<PeerID>
+    let awaitingAnswer: (@Sendable (String) -> Void)?
 }

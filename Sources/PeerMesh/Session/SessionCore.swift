@@ -25,7 +25,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     /// Every link, from its first byte to its close.
     var links: [ObjectIdentifier: LinkHandler] = [:]
     /// Our own dials that have not connected yet, with the caller waiting on each.
-    var outgoing: [ObjectIdentifier: (peer: PeerID, promise: EventLoopPromise<PeerID>)] = [:]
+    var outgoing: [ObjectIdentifier: OutgoingConnection] = [:]
     var listener: Channel?
     private var reading = true
     private(set) var isClosed = false

@@ -159,6 +159,12 @@ public struct LinkStateMachine: Sendable {
         return false
     }
 
+    /// Whether our invitation is with the peer and its app is deciding (connector only).
+    public var isAwaitingAnswer: Bool {
+        if case .awaitingResponse = state { return true }
+        return false
+    }
+
     /// Whether the link has ended.
     public var isClosed: Bool {
         if case .closed = state { return true }
