@@ -26,8 +26,9 @@ public struct MeshCounters: Sendable, Equatable {
     public var recordsPublished = 0
     /// Routed frames we sent again (after a path change, or after 3 s without acknowledgement).
     public var retransmitted = 0
-    /// Frames for us that arrived after one still missing on their channel (lost behind a relay, or dropped as
-    /// altered), left unacknowledged for the sender to send again in order.
+    /// Frames for us not taken when they arrived: after one still missing on their channel (lost behind a relay, or
+    /// dropped as altered), left unacknowledged for the sender to send again in order; or before the record of their
+    /// source (or its introduction), kept until it comes (a few small ones; the rest count as dropped).
     public var heldBack = 0
     /// End-to-end acknowledgements we sent.
     public var acknowledgementsSent = 0

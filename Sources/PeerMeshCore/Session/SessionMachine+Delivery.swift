@@ -11,13 +11,18 @@ extension SessionMachine {
             }
             return deliver(routed, direct: true, now: now)
         }
+        relay(routed, now: now)
+    }
+
+    /// A routed frame that is not from a neighbour to us: delivered if it is for us, else forwarded by our route.
+    private mutating func relay(_ routed: RoutedFrame, now: NIODeadline) {
         switch mesh.relay(routed) {
         case .deliver:
             deliver(routed, direct: false, now: now)
         case .forward(let hop, var forwarded):
-            // Only between members we admitted: one nobody here let in gets no path through us. Our own frame may come
-            // back while routes settle (a neighbour that knew less sent it back to us): it goes on by our route now.
-            guard routed.source == me.keyID || admissions.mayRelay(for: routed.source), admissions.mayRelay(for: routed.destination) else {
+            guard mayRelay(routed) else {
+                // Not decided yet (the record that introduces a member may still be on its way): wait for it.
+                if !relayRefused(routed) { return hold(routed, direct: false, until: .relayable) }
                 counters.droppedUnadmitted += 1
                 return
             }
@@ -56,13 +61,9 @@ extension SessionMachine {
             counters.droppedDuplicates += 1
             return
         }
-        // Before it is a member, only its admission (pairing, decisions) flows; one not introduced yet (no slot free)
-        // is left unacknowledged, so its channel sends again later.
-        guard let handle, channelIsOpen(handle) else {
-            // No member of the session has that key: a forged source. One that has not been introduced yet waits.
-            if mesh.member(source) == nil { counters.droppedForgeries += 1 } else { counters.droppedUnadmitted += 1 }
-            return
-        }
+        // Before it is a member, only its admission (pairing, decisions) flows. A frame from a source no record
+        // vouches for yet, or from a member not introduced yet, waits for that (`HeldFrames`).
+        guard let handle, channelIsOpen(handle) else { return hold(routed, direct: direct, until: .openable) }
         guard ensureChannel(handle),
               var payload = members[handle].channel!.verify(routed, requireEncryption: settings.encryption == .required, arrivedFromPeer: direct)
         else {
@@ -121,6 +122,113 @@ extension SessionMachine {
         default:
             accept(routed, from: handle, now: now)
             counters.droppedForgeries += 1
+        }
+    }
+}
+
+/// Frames we can neither take nor relay yet: no record vouches for their source, or a member they come from or go to
+/// has not been introduced or decided yet.
+///
+/// Records flood in no fixed order, so a member may hear from another (its pairing, its admission decision), or relay
+/// for it, before the record that names it or completes its path: taken a moment later, those frames need no re-send,
+/// which is three seconds away (a ring of 8 joined at once: 3.5 s to a full roster instead of 90 ms, simulator seed
+/// 33 with link machines). Only small frames are held, and few; when full, the source holding the most gives up its
+/// oldest, so a flood from one source (forged ones included) displaces only its own frames first.
+struct HeldFrames {
+    /// Most frames held in all, and from one source.
+    static let limit = 64
+    static let perSource = 8
+    /// Larger frames are not admission traffic: they are dropped, not held.
+    static let largestPayload = 4_096
+
+    /// What a held frame waits for.
+    enum Wait { case openable, relayable }
+
+    struct Held {
+        let routed: RoutedFrame
+        /// Whether it came over its source's own link.
+        let direct: Bool
+        let wait: Wait
+    }
+
+    private var frames: [Held] = []
+
+    var isEmpty: Bool { frames.isEmpty }
+    var count: Int { frames.count }
+
+    /// Holds `frame` unless it is too large; returns what could not be kept (it, or the frames it displaced).
+    mutating func hold(_ frame: Held) -> [Held] {
+        guard frame.routed.payload.readableBytes <= Self.largestPayload else { return [frame] }
+        let source = frame.routed.source
+        var displaced: [Held] = []
+        if frames.count(where: { $0.routed.source == source }) >= Self.perSource {
+            displaced.append(frames.remove(at: frames.firstIndex { $0.routed.source == source }!))
+        } else if frames.count >= Self.limit {
+            let counts = Dictionary(frames.map { ($0.routed.source, 1) }, uniquingKeysWith: +)
+            let busiest = counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key.lexicographicallyPrecedes($1.key)) }!.key
+            displaced.append(frames.remove(at: frames.firstIndex { $0.routed.source == busiest }!))
+        }
+        frames.append(frame)
+        return displaced
+    }
+
+    /// Takes out, in arrival order, the frames `ready` accepts now.
+    mutating func release(where ready: (Held) -> Bool) -> [Held] {
+        var released: [Held] = []
+        frames.removeAll { frame in
+            guard ready(frame) else { return false }
+            released.append(frame)
+            return true
+        }
+        return released
+    }
+}
+
+extension SessionMachine {
+    /// Whether we relay `routed`: only between members we admitted (one nobody here let in gets no path through us).
+    /// Our own frame may come back while routes settle (a neighbour that knew less sent it back): it goes on.
+    func mayRelay(_ routed: RoutedFrame) -> Bool {
+        (routed.source == me.keyID || admissions.mayRelay(for: routed.source)) && admissions.mayRelay(for: routed.destination)
+    }
+
+    /// Whether we refused the source or destination of `routed` (or it is not a member at all).
+    private func relayRefused(_ routed: RoutedFrame) -> Bool {
+        [routed.source, routed.destination].contains { key in
+            key != me.keyID && (mesh.member(key) != nil && admissions.stage(of: key) == .decided(.refused))
+        }
+    }
+
+    /// Whether frames from `source` are opened now: a member, or one whose admission is being negotiated.
+    private func mayOpen(from source: [UInt8]) -> Bool {
+        mesh.member(source) != nil && (admissions.stage(of: source) != nil || members.handle(source).map { members[$0].announced } == true)
+    }
+
+    /// Counted as held back (not taken now); what cannot be kept is counted as dropped, as a forgery when no record
+    /// vouches for its source.
+    private mutating func hold(_ routed: RoutedFrame, direct: Bool, until wait: HeldFrames.Wait) {
+        counters.heldBack += 1
+        for lost in heldFrames.hold(.init(routed: routed, direct: direct, wait: wait)) {
+            if mesh.member(lost.routed.source) == nil { counters.droppedForgeries += 1 } else { counters.droppedUnadmitted += 1 }
+        }
+    }
+
+    /// Takes or relays the held frames that can be now. Run at the end of every input that may bring a record or
+    /// introduce or decide a member (frames, links, answers, time).
+    mutating func releaseHeldFrames(now: NIODeadline) {
+        guard !heldFrames.isEmpty else { return }
+        var held = heldFrames
+        let ready = held.release { frame in
+            switch frame.wait {
+            case .openable: mayOpen(from: frame.routed.source)
+            case .relayable: mayRelay(frame.routed) || relayRefused(frame.routed)
+            }
+        }
+        heldFrames = held
+        for frame in ready {
+            switch frame.wait {
+            case .openable: deliver(frame.routed, direct: frame.direct, now: now)
+            case .relayable: relay(frame.routed, now: now)
+            }
         }
     }
 }

@@ -131,6 +131,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     var recordExpiryAt: NIODeadline?
     var admissionChecks: [NIODeadline] = []
     var directRetryAt: NIODeadline?
+    var heldFrames = HeldFrames()
     var out: [Directive] = []
 
     /// A machine for the session of `identity`, with the session key it publishes; `recordVersion` should grow
@@ -178,6 +179,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         if multicast { multicastLinks.insert(link) }
         admissions.linked(peer.keyID)
         directLinksChanged(newLink: link, now: now)
+        releaseHeldFrames(now: now)
         return flush()
     }
 
@@ -210,6 +212,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         case .multicast(let multicast): receivedMulticast(multicast, now: now)
         default: break
         }
+        releaseHeldFrames(now: now)
         return flush()
     }
 
@@ -291,6 +294,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
             directRetryAt = nil
             linkDirectlyWhereReachable(now: now)
         }
+        releaseHeldFrames(now: now)
         return flush()
     }
 
@@ -334,6 +338,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     /// The app answered whether to admit a member it was asked about.
     public mutating func admissionAnswered(_ peer: PeerID, admitted: Bool, now: NIODeadline) -> [Directive] {
         decide(peer.keyID, admitted ? .admitted : .refused, now: now)
+        releaseHeldFrames(now: now)
         return flush()
     }
 

@@ -154,6 +154,7 @@ extension SessionMachine {
     /// What breaks the simulation's bounds on this machine's state, if anything.
     func boundsViolation() -> String? {
         if members.slots.count > SimulatedNetwork.identities.count { return "keeps \(members.slots.count) member slots" }
+        if heldFrames.count > HeldFrames.limit { return "holds \(heldFrames.count) frames from sources it cannot open yet" }
         for handle in members.handles {
             let inFlight = members[handle].channel?.inFlight ?? 0
             let parked = members[handle].parked.count
