@@ -132,8 +132,8 @@ extension SessionMachine {
 /// Records flood in no fixed order, so a member may hear from another (its pairing, its admission decision), or relay
 /// for it, before the record that names it or completes its path: taken a moment later, those frames need no re-send,
 /// which is three seconds away (a ring of 8 joined at once: 3.5 s to a full roster instead of 90 ms, simulator seed
-/// 33 with link machines). Only small frames are held, and few; when full, the source holding the most gives up its
-/// oldest, so a flood from one source (forged ones included) displaces only its own frames first.
+/// 33 with link machines). Only small frames are held, and few; a flood displaces frames from made-up sources, then
+/// its own, before anyone else's.
 struct HeldFrames {
     /// Most frames held in all, and from one source.
     static let limit = 64
@@ -156,13 +156,17 @@ struct HeldFrames {
     var isEmpty: Bool { frames.isEmpty }
     var count: Int { frames.count }
 
-    /// Holds `frame` unless it is too large; returns what could not be kept (it, or the frames it displaced).
-    mutating func hold(_ frame: Held) -> [Held] {
+    /// Holds `frame` unless it is too large; returns what could not be kept (it, or the frames it displaced). When
+    /// full, the oldest frame from a source no record vouches for goes first (`vouched`), so made-up sources never
+    /// displace members' frames; among members, the one holding the most pays.
+    mutating func hold(_ frame: Held, vouched: ([UInt8]) -> Bool) -> [Held] {
         guard frame.routed.payload.readableBytes <= Self.largestPayload else { return [frame] }
         let source = frame.routed.source
         var displaced: [Held] = []
         if frames.count(where: { $0.routed.source == source }) >= Self.perSource {
             displaced.append(frames.remove(at: frames.firstIndex { $0.routed.source == source }!))
+        } else if frames.count >= Self.limit, let unvouched = frames.firstIndex(where: { !vouched($0.routed.source) }) {
+            displaced.append(frames.remove(at: unvouched))
         } else if frames.count >= Self.limit {
             let counts = Dictionary(frames.map { ($0.routed.source, 1) }, uniquingKeysWith: +)
             let busiest = counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key.lexicographicallyPrecedes($1.key)) }!.key
@@ -207,7 +211,10 @@ extension SessionMachine {
     /// vouches for its source.
     private mutating func hold(_ routed: RoutedFrame, direct: Bool, until wait: HeldFrames.Wait) {
         counters.heldBack += 1
-        for lost in heldFrames.hold(.init(routed: routed, direct: direct, wait: wait)) {
+        var held = heldFrames
+        let lostFrames = held.hold(.init(routed: routed, direct: direct, wait: wait)) { mesh.member($0) != nil }
+        heldFrames = held
+        for lost in lostFrames {
             if mesh.member(lost.routed.source) == nil { counters.droppedForgeries += 1 } else { counters.droppedUnadmitted += 1 }
         }
     }
