@@ -48,7 +48,7 @@ final class FaultyTransport: LinkTransport {
     }
 
     /// Passes everything while working; swallows reads, writes and closes while quiet.
-    private final class Switch: ChannelDuplexHandler, @unchecked Sendable {
+    private final class Switch: ChannelDuplexHandler {
         typealias InboundIn = ByteBuffer
         typealias InboundOut = ByteBuffer
         typealias OutboundIn = ByteBuffer
