@@ -159,8 +159,10 @@ struct MeshRosterTests {
         // x claims a link to b, but b does not list x.
         #expect(roster.receive(try LinkStateRecord.signed(by: x, version: 1, neighbors: [b.peerID.keyID]), now: .uptimeNanoseconds(0)) == .accepted)
         #expect(roster.reachable == [b.peerID])
+        #expect(!roster.knowsLink(between: x.peerID.keyID, and: b.peerID.keyID))
         #expect(roster.receive(try LinkStateRecord.signed(by: b, version: 2, neighbors: [a.peerID.keyID, x.peerID.keyID]), now: .uptimeNanoseconds(0)) == .accepted)
         #expect(Set(roster.reachable) == [b.peerID, x.peerID])
+        #expect(roster.knowsLink(between: x.peerID.keyID, and: b.peerID.keyID) && roster.knowsLink(between: b.peerID.keyID, and: x.peerID.keyID))
     }
 
     @Test func recordsOfMembersNobodyVouchesForExpire() throws {

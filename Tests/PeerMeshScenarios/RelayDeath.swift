@@ -28,10 +28,12 @@ public enum RelayDeath {
     /// Runs the scenario on a fresh `network` whose members stay linked only as this scenario links them.
     public static func run(on network: some ScenarioNetwork, messageSize: Int = 1_000) async throws -> Outcome {
         for (a, b) in [(alice, bob), (bob, carol), (alice, dave), (dave, carol)] { try await network.link(a, b) }
-        // Carol's admission of alice can arrive before the records that show alice a path to carol; it is then left
-        // for carol's re-send (3 s).
-        try await network.waitUntil("alice to find a route to carol", within: .seconds(10)) {
-            await network.relay(from: alice, to: carol) != nil
+        // Alice routes through the first relay whose path she learns of until she knows both paths, and then through
+        // the one that sorts first: the relay that dies must be the one she settled on. Carol's admission of alice
+        // can arrive before the records that show alice a path to carol; it is then left for carol's re-send (3 s).
+        try await network.waitUntil("alice to know both paths to carol and route along one", within: .seconds(10)) {
+            guard await network.knowsLink(bob, carol, seenBy: alice), await network.knowsLink(dave, carol, seenBy: alice) else { return false }
+            return await network.relay(from: alice, to: carol) != nil
         }
         let relay = await network.relay(from: alice, to: carol)!
         for sequence in 0..<messages / 2 { try await network.send(from: alice, to: carol, sequence: sequence, size: messageSize) }

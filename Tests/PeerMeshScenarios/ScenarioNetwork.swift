@@ -13,6 +13,9 @@ public protocol ScenarioNetwork: AnyObject {
     func waitUntil(_ what: String, within limit: Duration, _ condition: () async -> Bool) async throws
     /// The member `from` sends through to reach `to`; nil when `to` is a neighbour or not a member.
     func relay(from: Int, to: Int) async -> Int?
+    /// Whether `observer` knows of the link between `a` and `b` (neither of them `observer`): both their records
+    /// reached it and list each other.
+    func knowsLink(_ a: Int, _ b: Int, seenBy observer: Int) async -> Bool
     /// Sends a reliable message of `size` bytes (at least 4) numbered `sequence` from `from` to `to`; returns once the
     /// sender's session took it.
     func send(from: Int, to: Int, sequence: Int, size: Int) async throws

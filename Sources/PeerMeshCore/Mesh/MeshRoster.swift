@@ -183,6 +183,12 @@ public struct MeshRoster: Sendable {
     /// The number of links on the shortest path to `destination`.
     public func distance(to destination: [UInt8]) -> Int? { routes[destination]?.distance }
 
+    /// Whether the records of both `a` and `b` list the other: the link between them is part of our picture (routes
+    /// use a link only once both ends vouch for it).
+    public func knowsLink(between a: [UInt8], and b: [UInt8]) -> Bool {
+        entries[a]?.neighbors.contains(b) == true && entries[b]?.neighbors.contains(a) == true
+    }
+
     /// The ephemeral X25519 key in this member's latest record (for `EndToEndChannel`).
     public func sessionKey(of keyID: [UInt8]) -> [UInt8]? { entries[keyID]?.record.sessionKey }
 

@@ -34,6 +34,10 @@ final class SimulatedScenarioNetwork: ScenarioNetwork {
         return SimulatedNetwork.index(of: relay)
     }
 
+    func knowsLink(_ a: Int, _ b: Int, seenBy observer: Int) async -> Bool {
+        simulation.members[observer].machine?.mesh.knowsLink(between: simulation.peerID(a).keyID, and: simulation.peerID(b).keyID) ?? false
+    }
+
     func send(from: Int, to: Int, sequence: Int, size: Int) async throws {
         guard let numbered = simulation.send(from: from, to: to, size: size) else {
             throw ScenarioFailure("m\(from)'s machine refused message \(sequence) to m\(to)")

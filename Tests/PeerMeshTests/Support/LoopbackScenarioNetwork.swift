@@ -1,6 +1,7 @@
 import Foundation
 import PeerMeshScenarios
 @testable import PeerMesh
+@testable import PeerMeshCore
 
 /// Real sessions as a `ScenarioNetwork`: TCP and TLS 1.3 on loopback, each session with its own `FaultyTransport`,
 /// time that passes. Members never link by themselves (direct upgrade is off), so the scenario's links are the only
@@ -46,6 +47,11 @@ final class LoopbackScenarioNetwork: ScenarioNetwork {
     func relay(from: Int, to: Int) async -> Int? {
         guard case .via(let relay) = await peers[from].session.route(to: peers[to].peerID) else { return nil }
         return peers.firstIndex { $0.peerID == relay }
+    }
+
+    func knowsLink(_ a: Int, _ b: Int, seenBy observer: Int) async -> Bool {
+        let (a, b, core) = (peers[a].peerID.keyID, peers[b].peerID.keyID, peers[observer].session.core)
+        return (try? await core.loop.submit { core.machine.mesh.knowsLink(between: a, and: b) }.get()) ?? false
     }
 
     func send(from: Int, to: Int, sequence: Int, size: Int) async throws {
