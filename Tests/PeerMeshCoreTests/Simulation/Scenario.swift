@@ -138,14 +138,17 @@ enum Scenario {
     /// outstanding sends explain, slots only for real members. Checked for the member the last step changed.
     static func checkBounds(_ network: SimulatedNetwork, seed: UInt64) throws {
         guard let index = network.lastStepped else { return }
-        if let violation = network.members[index].log.violations.first {
-            throw SimulationFailure(seed: seed, problem: "member \(index): \(violation)")
-        }
-        if let problem = network.members[index].machine?.boundsViolation() {
-            throw SimulationFailure(seed: seed, problem: "member \(index) \(problem)")
-        }
-        if network.members[index].unread.count > unreadBound {
-            throw SimulationFailure(seed: seed, problem: "member \(index) has \(network.members[index].unread.count) frames waiting unread")
+        try network.members.withUnsafeBufferPointer { members in
+            // In place: copying the member out would copy its whole machine after every step.
+            if let violation = members[index].log.violations.first {
+                throw SimulationFailure(seed: seed, problem: "member \(index): \(violation)")
+            }
+            if let problem = members[index].machine?.boundsViolation() {
+                throw SimulationFailure(seed: seed, problem: "member \(index) \(problem)")
+            }
+            if members[index].unread.count > unreadBound {
+                throw SimulationFailure(seed: seed, problem: "member \(index) has \(members[index].unread.count) frames waiting unread")
+            }
         }
     }
 }
@@ -155,11 +158,14 @@ extension SessionMachine {
     func boundsViolation() -> String? {
         if members.slots.count > SimulatedNetwork.identities.count { return "keeps \(members.slots.count) member slots" }
         if heldFrames.count > HeldFrames.limit { return "holds \(heldFrames.count) frames from sources it cannot open yet" }
-        for handle in members.handles {
-            let inFlight = members[handle].channel?.inFlight ?? 0
-            let parked = members[handle].parked.count
+        // Checked after every step: through the slots array, which this (specialised) code reads in place, rather
+        // than the table's generic subscript, which copies each member's whole state.
+        let slots = members.slots
+        for index in slots.indices {
+            let inFlight = slots[index].channel?.inFlight ?? 0
+            let parked = slots[index].parked.count
             if inFlight > EndToEndChannel.maximumRetained || parked > Scenario.parkedBound {
-                return "holds \(inFlight) frames in flight and \(parked) parked for \(members[handle].peer)"
+                return "holds \(inFlight) frames in flight and \(parked) parked for \(slots[index].peer)"
             }
         }
         return nil
