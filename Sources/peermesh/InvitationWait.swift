@@ -38,7 +38,7 @@ struct InvitationWait: Sendable {
             var fields = RoomOutput.fields(peer).merging(["seconds": .int(seconds)]) { $1 }
             if let code { fields["code"] = .string(code) }
             output.event("waiting", fields, human: line(peer, code: code, seconds: seconds))
-            guard isatty(STDOUT_FILENO) == 1, !output.json else { return }
+            guard counts(on: output) else { return }
             // The countdown rewrites the line just printed (one line up) once a second until the answer comes.
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
@@ -56,7 +56,7 @@ struct InvitationWait: Sendable {
             shown.code = code
             return shown.line && !shown.codeInLine
         }
-        guard late, !(isatty(STDOUT_FILENO) == 1 && !output.json) else { return }
+        guard late, !Self.counts(on: output) else { return }
         output.event("verification-code", RoomOutput.fields(peer).merging(["code": .string(code)]) { $1 },
                      human: "your verification code for \(peer) is \(code)")
     }
@@ -71,6 +71,9 @@ struct InvitationWait: Sendable {
     static func line(_ peer: PeerID, code: String?, seconds: Int) -> TerminalLine {
         "waiting for \(peer) to accept — \(code.map { "your verification code is \($0) — " } ?? "")\(seconds) s left"
     }
+
+    /// Whether the wait counts down in place (a terminal, not `--json`); elsewhere each news gets a line.
+    private static func counts(on output: RoomOutput) -> Bool { isatty(STDOUT_FILENO) == 1 && !output.json }
 
     private static func secondsLeft(until due: ContinuousClock.Instant) -> Int {
         let left = due - ContinuousClock.now

@@ -202,15 +202,11 @@ extension SessionMachine {
         }
     }
 
-    /// Whether frames from `source` are opened now: a member, or one whose admission is being negotiated.
-    private func mayOpen(from source: [UInt8]) -> Bool {
-        mesh.member(source) != nil && (admissions.stage(of: source) != nil || members.handle(source).map { members[$0].announced } == true)
-    }
-
     /// Counted as held back (not taken now); what cannot be kept is counted as dropped, as a forgery when no record
     /// vouches for its source.
     private mutating func hold(_ routed: RoutedFrame, direct: Bool, until wait: HeldFrames.Wait) {
         counters.heldBack += 1
+        // Taken out while the closure reads `mesh`: holding `heldFrames` in place would overlap that access.
         var held = heldFrames
         let lostFrames = held.hold(.init(routed: routed, direct: direct, wait: wait)) { mesh.member($0) != nil }
         heldFrames = held
@@ -226,7 +222,7 @@ extension SessionMachine {
         var held = heldFrames
         let ready = held.release { frame in
             switch frame.wait {
-            case .openable: mayOpen(from: frame.routed.source)
+            case .openable: channelIsOpen(from: frame.routed.source)
             case .relayable: mayRelay(frame.routed) || relayRefused(frame.routed)
             }
         }

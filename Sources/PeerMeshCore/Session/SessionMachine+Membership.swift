@@ -123,9 +123,16 @@ extension SessionMachine {
     /// Whether the member's channel carries frames: a member, or one whose admission is being negotiated (pairing
     /// and decisions flow before it is a member; a refused member still gets our refusal).
     func channelIsOpen(_ handle: MemberHandle) -> Bool {
-        let key = members[handle].keyID
-        return members[handle].announced || (mesh.member(key) != nil && admissions.stage(of: key) != nil)
+        members[handle].announced || isBeingAdmitted(members[handle].keyID)
     }
+
+    /// Whether frames from `source` are opened now (`channelIsOpen`), for a source that may have no slot yet.
+    func channelIsOpen(from source: [UInt8]) -> Bool {
+        members.handle(source).map(channelIsOpen) ?? isBeingAdmitted(source)
+    }
+
+    /// A member no record vouches for gets nothing opened; one that is, while its admission is negotiated.
+    private func isBeingAdmitted(_ key: [UInt8]) -> Bool { mesh.member(key) != nil && admissions.stage(of: key) != nil }
 
     /// The member with this key ID when it has a slot or is reachable (a slot is made for it then); nil for keys
     /// no record vouches for, so made-up sources get no state.

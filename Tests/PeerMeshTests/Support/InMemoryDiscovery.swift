@@ -34,9 +34,7 @@ final class InMemoryDiscovery: DiscoveryService {
     /// Puts a record in the directory as another program would; returns its key (to `withdraw` it).
     @discardableResult
     func announce(name: String, type: String, port: UInt16, txt: [[UInt8]]) -> BrowseRecordKey {
-        let key = BrowseRecordKey(interfaceIndex: 1, ipVersion: .v4, name: name, type: type, domain: "local")
-        add(Announcement(key: key, port: port, txt: txt))
-        return key
+        insert(name: name, type: type, port: port, txt: txt, renamingOnCollision: false)
     }
 
     /// Takes a record out of the directory.
@@ -57,21 +55,18 @@ final class InMemoryDiscovery: DiscoveryService {
         for watcher in watchers { watcher.yield(up ? .running : .connecting) }
     }
 
-    private func add(_ announcement: Announcement) {
-        let browsers = directory.withLockedValue { directory in
-            directory.announcements[announcement.key] = announcement
-            return directory.browsers.values.filter { $0.type == announcement.key.type }.map(\.continuation)
+    /// Puts a record in and shows it to the browsers of its type. A publisher's name, when taken, becomes the first
+    /// free one among `name #2`, `name #3`, …, chosen and taken at once.
+    private func insert(name: String, type: String, port: UInt16, txt: [[UInt8]], renamingOnCollision: Bool) -> BrowseRecordKey {
+        let (announcement, browsers) = directory.withLockedValue { directory in
+            let taken = Set(directory.announcements.keys.filter { $0.type == type }.map(\.name))
+            let free = !renamingOnCollision || !taken.contains(name) ? name : (2...).lazy.map { "\(name) #\($0)" }.first { !taken.contains($0) }!
+            let key = BrowseRecordKey(interfaceIndex: 1, ipVersion: .v4, name: free, type: type, domain: "local")
+            directory.announcements[key] = Announcement(key: key, port: port, txt: txt)
+            return (directory.announcements[key]!, directory.browsers.values.filter { $0.type == type }.map(\.continuation))
         }
         for browser in browsers { browser.yield(.resolved(announcement.service)) }
-    }
-
-    /// The first free name among `name`, `name #2`, … for `type`.
-    private func freeName(_ name: String, type: String) -> String {
-        directory.withLockedValue { directory in
-            let taken = Set(directory.announcements.keys.filter { $0.type == type }.map(\.name))
-            guard taken.contains(name) else { return name }
-            return (2...).lazy.map { "\(name) #\($0)" }.first { !taken.contains($0) }!
-        }
+        return announcement.key
     }
 
     private var daemonStates: AsyncStream<AvahiClient.State> {
@@ -102,10 +97,10 @@ final class InMemoryDiscovery: DiscoveryService {
 
         func start() {
             guard announced.withLockedValue({ $0 == nil }) else { return }
-            let name = directory.freeName(wanted.name, type: wanted.type)
-            if name != wanted.name { continuation.yield(.renamed(name)) }
-            announced.withLockedValue { $0 = directory.announce(name: name, type: wanted.type, port: wanted.port, txt: wanted.txt) }
-            continuation.yield(.established(name))
+            let key = directory.insert(name: wanted.name, type: wanted.type, port: wanted.port, txt: wanted.txt, renamingOnCollision: true)
+            announced.withLockedValue { $0 = key }
+            if key.name != wanted.name { continuation.yield(.renamed(key.name)) }
+            continuation.yield(.established(key.name))
         }
 
         func stop() {

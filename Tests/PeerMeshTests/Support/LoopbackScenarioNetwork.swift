@@ -1,5 +1,6 @@
 import Foundation
 import PeerMeshScenarios
+import PeerMeshTestSupport
 @testable import PeerMesh
 @testable import PeerMeshCore
 
@@ -36,12 +37,8 @@ final class LoopbackScenarioNetwork: ScenarioNetwork {
     func pass(_ duration: Duration) async throws { try await Task.sleep(for: duration) }
 
     func waitUntil(_ what: String, within limit: Duration, _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + limit
-        while await !condition() {
-            guard ContinuousClock.now < deadline else { throw ScenarioFailure.timeout(waitingFor: what, limit: limit) }
-            // Routes change without an event the app sees, so the condition is checked again every few milliseconds.
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // Routes change without an event the app sees, so the condition is polled.
+        guard await eventually(timeout: limit, condition) else { throw ScenarioFailure.timeout(waitingFor: what, limit: limit) }
     }
 
     func relay(from: Int, to: Int) async -> Int? {
