@@ -162,3 +162,18 @@ struct MessagingTests {
         for peer in joiners + [extra, host] { await peer.shutdown() }
     }
 }
+
+extension MessagingTests {
+    /// `send` returns once the message is queued: leaving right after must still hand it over first, and the
+    /// link's Close must not overtake it.
+    @Test func aMessageSentJustBeforeLeavingArrives() async throws {
+        let host = try TestPeer("host")
+        let joiner = try TestPeer("joiner")
+        try await joiner.connect(to: host)
+        try await joiner.session.send(Data("last words".utf8), to: [host.peerID])
+        await joiner.session.disconnect()
+        _ = await host.log.first(timeout: .seconds(5)) { if case .received = $0 { true } else { false } }
+        #expect(await host.log.received.map(\.0) == [Data("last words".utf8)])
+        await joiner.shutdown(); await host.shutdown()
+    }
+}

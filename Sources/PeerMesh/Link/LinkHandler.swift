@@ -19,9 +19,13 @@ protocol LinkDelegate: AnyObject {
 /// The thin driver of one link: feeds bytes and events to `LinkStateMachine` and performs its actions.
 ///
 /// Application writes — message fragments, transfer chunks, credit — wait in an `OutboundScheduler` and are
-/// written one frame at a time while the channel is writable, so a small message is interleaved with a big file
-/// instead of queueing behind it. That is also what gives `Session.send` its back-pressure: a send completes once
-/// its frames are handed to the channel, and waits while the channel's outbound buffer is above its high-water mark.
+/// written in its order while the channel is writable, so a small message is interleaved with a big file instead
+/// of queueing behind it. That is also what gives `Session.send` its back-pressure: a message's credit comes back
+/// once its frames are handed to the channel, which takes them only while its outbound buffer is below its
+/// high-water mark.
+///
+/// Frames queued during one event-loop task are written together once it ends: encoded back to back into one
+/// buffer (TLS then seals full records instead of one per small frame) and flushed once.
 final class LinkHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
     typealias OutboundOut = ByteBuffer
@@ -42,6 +46,10 @@ final class LinkHandler: ChannelInboundHandler {
     /// Tests only: rewrites each outgoing frame (to corrupt a chunk on the wire).
     private let frameHook: (@Sendable (Frame) -> Frame)?
     private var closeReason: PeerMeshError?
+    /// Whether a task to write what `scheduler` holds is already on the loop.
+    private var drainScheduled = false
+    /// Frames are gathered into buffers of about this size before each is written.
+    private static let batchSize = 64 * 1024
 
     /// The verified peer, once known.
     var peer: VerifiedPeer? { machine.peer }
@@ -148,7 +156,13 @@ final class LinkHandler: ChannelInboundHandler {
             return
         }
         scheduler.enqueue(Outbound(frame: frame, promise: promise), size: frame.wireSize, to: queue)
-        drainPendingSends()
+        guard !drainScheduled, let context else { return }
+        drainScheduled = true
+        let this = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            this.value.drainScheduled = false
+            this.value.drainPendingSends()
+        }
     }
 
     /// Drops whatever a cancelled transfer still had queued; its promises fail with `error`.
@@ -158,18 +172,29 @@ final class LinkHandler: ChannelInboundHandler {
 
     // MARK: Performing actions
 
+    /// Writes what the scheduler holds, in its order, while the channel takes more, in batches of about
+    /// `batchSize` bytes; flushes once, then completes the frames' promises. Only then: what a completion starts
+    /// (the session leaving, and this link sending Close) must come after these frames on the wire.
     private func drainPendingSends() {
         guard let context else { return }
+        var batch: ByteBuffer?
+        var written: [EventLoopPromise<Void>] = []
         var wrote = false
         while context.channel.isWritable, let next = scheduler.next() {
-            write(frameHook?(next.frame) ?? next.frame, context: context)
             wrote = true
-            next.promise?.succeed()
+            let frame = frameHook?(next.frame) ?? next.frame
+            if batch == nil {
+                batch = context.channel.allocator.buffer(capacity: max(frame.wireSize, min(scheduler.queuedBytes + frame.wireSize, Self.batchSize)))
+            }
+            encode(frame, into: &batch!)
+            if let promise = next.promise { written.append(promise) }
+            if batch!.readableBytes >= Self.batchSize { context.write(wrapOutboundOut(batch.take()!), promise: nil) }
         }
-        if wrote {
-            machine.noteSent(now: .now())
-            context.flush()
-        }
+        if let batch { context.write(wrapOutboundOut(batch), promise: nil) }
+        guard wrote else { return }
+        machine.noteSent(now: .now())
+        context.flush()
+        for promise in written { promise.succeed() }
     }
 
     private func perform(_ actions: [LinkStateMachine.Action]) {
@@ -192,8 +217,11 @@ final class LinkHandler: ChannelInboundHandler {
                     perform(machine.errorCaught(PeerMeshError(.tlsHandshakeFailed, "Could not start TLS.", underlying: error)))
                 }
             case .send(let frame):
-                write(frame, context: context)
-                context.flush()
+                // After what the app queued before it (a Close frame must not overtake the last messages).
+                drainPendingSends()
+                var buffer = context.channel.allocator.buffer(capacity: frame.wireSize)
+                encode(frame, into: &buffer)
+                context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
             case .askCertificate(let peer):
                 delegate?.link(self, needsCertificateVerdictFor: peer)
             case .deliverInvitation(let peer, let invitationContext, let deadline):
@@ -209,14 +237,14 @@ final class LinkHandler: ChannelInboundHandler {
         }
     }
 
-    private func write(_ frame: Frame, context: ChannelHandlerContext) {
-        var buffer = context.channel.allocator.buffer(capacity: frame.wireSize)
+    /// Appends `frame`'s encoding to `buffer`, counting mesh frames' bytes.
+    private func encode(_ frame: Frame, into buffer: inout ByteBuffer) {
+        let start = buffer.writerIndex
         frame.write(into: &buffer)
         switch frame {
-        case .linkState, .routed: delegate?.link(self, wroteMesh: frame, bytes: buffer.readableBytes)
+        case .linkState, .routed: delegate?.link(self, wroteMesh: frame, bytes: buffer.writerIndex - start)
         default: break
         }
-        context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
     private func finish(reason: PeerMeshError?) {

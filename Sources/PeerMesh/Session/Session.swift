@@ -124,16 +124,32 @@ public final class Session: Sendable {
         return try await run { $0.connect(to: data, invitation: invitation, connectTimeout: connectTimeout, awaitingAnswer: awaitingAnswer) }
     }
 
-    /// Sends `data` to each of `peers`. Suspends while a peer's outbound buffer is full (back-pressure), and
-    /// returns once the message is handed to every peer's connection.
+    /// Sends `data` to each of `peers`: queues it for the session's event loop and returns, suspending only while
+    /// more than `Configuration.outboundBufferLimit` bytes of messages wait for their connections (back-pressure).
     ///
-    /// Throws `messageTooLarge` or `notConnected` before anything is sent.
+    /// Throws `messageTooLarge`, `sessionClosed` or `notConnected` (a peer is not in `connectedPeers`) before
+    /// anything is sent. A reliable message that can no longer be sent once it was queued (its peer left first) is
+    /// reported by an `.undelivered` event, like one sent and never acknowledged.
     public func send(_ data: Data, to peers: [PeerID], mode: SendMode = .reliable) async throws(PeerMeshError) {
         guard data.count <= configuration.maximumMessageSize else {
             throw PeerMeshError(.messageTooLarge, "The message is \(data.count) bytes; the limit is \(configuration.maximumMessageSize). Send it as a resource or raise Configuration.maximumMessageSize.")
         }
-        let buffer = ByteBuffer(data: data)
-        try await run { $0.send(buffer, to: peers, mode: mode.frameMode) }
+        let core = self.core
+        guard !core.outbox.isClosed else { throw SessionCore.closedError }
+        guard !peers.isEmpty else { return }
+        let entry = Outbox.Entry(message: ByteBuffer(data: data), peers: peers, mode: mode.frameMode)
+        let members = connectedPeers
+        if peers.allSatisfy(members.contains) {
+            switch core.outbox.append(entry) {
+            case .closed: throw SessionCore.closedError
+            case .queuedFirst: core.loop.execute { core.drainOutbox() }
+            case .queued: break
+            }
+        } else {
+            // Not (or no longer) a member, or a neighbour whose `.connected` is still to come: the loop decides.
+            try await run { core in core.loop.makeCompletedFuture { try core.sendChecked(entry) } }
+        }
+        await core.outbox.waitForCredit()
     }
 
     /// How `peer` is reached: over our own link (`.direct`), through a member (`.via`), or nil when it is not a
@@ -169,11 +185,11 @@ public final class Session: Sendable {
         }.get()
     }
 
-    /// `disconnect()` for synchronous callers (the MultipeerConnectivity layer): returns once the peers were sent our
-    /// leave. Never call it on the session's event loop.
+    /// `disconnect()` for synchronous callers (the MultipeerConnectivity layer): returns once every connection
+    /// closed in order. Never call it on the session's event loop.
     package func disconnectWaiting() {
         let core = self.core
-        try? core.loop.submit { _ = core.disconnect() }.wait()
+        try? core.loop.flatSubmit { core.disconnect() }.wait()
     }
 
     private func run<T: Sendable>(_ body: @escaping @Sendable (SessionCore) -> EventLoopFuture<T>) async throws(PeerMeshError) -> T {

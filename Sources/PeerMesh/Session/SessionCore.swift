@@ -17,6 +17,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     let configuration: Session.Configuration
     let tls: TLSContexts
     private let source: SessionEvents.Producer.Source
+    /// What `Session.send` accepted and the loop has not taken yet.
+    let outbox: Outbox
     private let roster: NIOLockedValueBox<[PeerID]>
     let certificateHandler: NIOLockedValueBox<CertificateHandler?>
     let admissionHandler: NIOLockedValueBox<AdmissionHandler?>
@@ -28,6 +30,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     var outgoing: [ObjectIdentifier: OutgoingConnection] = [:]
     var listener: Channel?
     private var reading = true
+    /// Events not yet handed to the app (`emit`).
+    private var pendingEvents: [SessionEvent] = []
     private(set) var isClosed = false
     /// Resources and streams; created with the core, confined to its loop.
     private(set) var transfers: TransferCenter!
@@ -55,6 +59,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         self.configuration = configuration
         self.tls = tls
         self.source = source
+        self.outbox = Outbox(limit: configuration.outboundBufferLimit)
         self.roster = roster
         self.certificateHandler = certificateHandler
         self.admissionHandler = admissionHandler
@@ -86,19 +91,63 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
 
     // MARK: Inputs to the machine
 
-    func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode) -> EventLoopFuture<Void> {
+    /// Hands every message `Session.send` queued to the machine, in order. A message whose peer left meanwhile is
+    /// reported undelivered (reliable) or dropped (unreliable) for that peer; the others still get it.
+    func drainOutbox() {
         loop.preconditionInEventLoop()
-        var futures: [EventLoopFuture<Void>] = []
-        do {
-            perform(try machine.send(message, to: peers, mode: mode, now: .now()) { _ in
-                let promise = loop.makePromise(of: Void.self)
-                futures.append(promise.futureResult)
-                return promise
-            })
-        } catch {
-            return loop.makeFailedFuture(error)
+        let entries = outbox.takeAll()
+        guard !entries.isEmpty else { return }
+        let now = NIODeadline.now()
+        var undelivered: [(peer: PeerID, messages: [ByteBuffer])] = []
+        for entry in entries {
+            var reachable = entry.peers
+            if !isClosed, !entry.peers.allSatisfy(machine.canSend(to:)) {
+                reachable = entry.peers.filter(machine.canSend(to:))
+                for peer in entry.peers where entry.mode == .reliable && !reachable.contains(peer) {
+                    if let index = undelivered.firstIndex(where: { $0.peer == peer }) {
+                        undelivered[index].messages.append(entry.message)
+                    } else {
+                        undelivered.append((peer, [entry.message]))
+                    }
+                }
+            }
+            send(entry, to: reachable, now: now)
         }
-        return .andAllSucceed(futures, on: loop)
+        for (peer, messages) in undelivered {
+            let reason = PeerMeshError(.notConnected, "\(peer) left before these messages could be sent.")
+            emit(.undelivered(messages.map { Data($0.readableBytesView) }, to: peer, reason: reason))
+        }
+    }
+
+    /// Sends `entry` after what the outbox holds if every peer can be reached now; throws, sending nothing, if not.
+    func sendChecked(_ entry: Outbox.Entry) throws(PeerMeshError) {
+        drainOutbox()
+        if isClosed { throw Self.closedError }
+        if let missing = entry.peers.first(where: { !machine.canSend(to: $0) }) {
+            throw PeerMeshError(.notConnected, "\(missing) is not connected; nothing was sent.")
+        }
+        guard outbox.append(entry) != .closed else { throw Self.closedError }
+        drainOutbox()
+    }
+
+    /// Gives `entry` to the machine for `peers`; its credit comes back once every connection took its copy (or
+    /// could not).
+    private func send(_ entry: Outbox.Entry, to peers: [PeerID], now: NIODeadline) {
+        var tickets: [EventLoopFuture<Void>] = []
+        if !isClosed, !peers.isEmpty,
+           let directives = try? machine.send(entry.message, to: peers, mode: entry.mode, now: now, ticket: { _ in
+               let promise = loop.makePromise(of: Void.self)
+               tickets.append(promise.futureResult)
+               return promise
+           }) {
+            perform(directives)
+        }
+        let outbox = self.outbox, cost = entry.cost
+        switch tickets.count {
+        case 0: outbox.released(cost)
+        case 1: tickets[0].whenComplete { _ in outbox.released(cost) }
+        default: EventLoopFuture.andAllComplete(tickets, on: loop).whenComplete { _ in outbox.released(cost) }
+        }
     }
 
     /// A transfer's frame on `peer`'s channel.
@@ -242,12 +291,29 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
 
     // MARK: Leaving
 
-    /// Leaves the session; the future completes when every link's connection closed.
+    /// Leaves the session once what the app sent before was handed to its connections (2 s at most: a member
+    /// that takes nothing is not waited for); the future completes when every link's connection closed.
     @discardableResult
     func disconnect() -> EventLoopFuture<Void> {
         loop.preconditionInEventLoop()
         guard !isClosed else { return loop.makeSucceededVoidFuture() }
+        // A message may still wait for its member's record or for room in its channel, which only the links bring.
+        drainOutbox()
+        let handedOver = loop.makePromise(of: Void.self)
+        outbox.whenEmpty(handedOver)
+        let deadline = loop.scheduleTask(in: .seconds(2)) { handedOver.succeed() }
+        return handedOver.futureResult.flatMap { [self] in
+            deadline.cancel()
+            return close()
+        }
+    }
+
+    /// Leaves now: what still waits fails, every link sends Close.
+    private func close() -> EventLoopFuture<Void> {
+        guard !isClosed else { return loop.makeSucceededVoidFuture() }
+        drainOutbox()
         isClosed = true
+        outbox.close()
         listener?.close(promise: nil)
         listener = nil
         transfers.closeAll()
@@ -257,6 +323,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         // with unread bytes would make the kernel reset the connection, and the peer could lose our last frames.
         let closed = links.values.compactMap(\.closeFuture)
         for link in Array(links.values) { link.leave() }
+        yieldPendingEvents()
         source.finish()
         return .andAllComplete(closed, on: loop)
     }
@@ -265,8 +332,19 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
 
     // MARK: The app's side
 
+    /// Queues `event` for the app. Events go out together once per loop task (one wake-up of the app's task for a
+    /// whole read's worth of messages, not one each).
     func emit(_ event: SessionEvent) {
-        if case .stopProducing = source.yield(event), reading {
+        pendingEvents.append(event)
+        guard pendingEvents.count == 1 else { return }
+        loop.execute { self.yieldPendingEvents() }
+    }
+
+    private func yieldPendingEvents() {
+        guard !pendingEvents.isEmpty else { return }
+        let events = pendingEvents
+        pendingEvents.removeAll(keepingCapacity: true)
+        if case .stopProducing = source.yield(contentsOf: events), reading {
             setReading(false)
         }
     }

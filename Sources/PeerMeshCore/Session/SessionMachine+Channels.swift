@@ -18,10 +18,16 @@ extension SessionMachine {
     }
 
     /// The member is a new process (a new session key): what its predecessor did not acknowledge may never have
-    /// arrived, what waited was meant for the predecessor, and message numbers start again on both sides.
+    /// arrived, and message numbers start again on both sides. Reliable messages that had not gone out whole yet
+    /// (the app sent them to this identity, which is back) go to the new process, numbered again; the rest that
+    /// waited (transfer frames, which resume on their own, and unreliable messages) was the predecessor's.
     private mutating func memberRestarted(_ handle: MemberHandle) {
         let reason = PeerMeshError(.peerDisconnected, "\(members[handle].peer) restarted before it received these messages.")
-        for item in members[handle].parked { if let ticket = item.ticket { out.append(.fail(ticket, reason)) } }
+        var waiting: [(message: ByteBuffer, ticket: Ticket?)] = []
+        for item in members[handle].parked {
+            if item.endsMessage == nil, let ticket = item.ticket { out.append(.fail(ticket, reason)) }
+            if let message = item.endsMessage { waiting.append((message, item.ticket)) }
+        }
         members[handle].parked.removeAll()
         if let unacknowledged = members[handle].channel?.unacknowledgedMessages, !unacknowledged.isEmpty {
             out.append(.event(.undelivered(unacknowledged, to: members[handle].peer, reason: reason)))
@@ -29,6 +35,13 @@ extension SessionMachine {
         members[handle].fragmenter = MessageFragmenter()
         members[handle].reassembler = nil
         members[handle].channelLink = nil
+        for (message, ticket) in waiting {
+            let frames = members[handle].fragmenter.fragments(of: message, source: me.keyID, destination: members[handle].keyID, mode: .reliable)
+            for (index, frame) in frames.enumerated() {
+                let last = index == frames.count - 1
+                members[handle].parked.append(Parked(frame: frame, queue: .messages, ticket: last ? ticket : nil, endsMessage: last ? message : nil))
+            }
+        }
     }
 
     /// Splits a message into the member's Data frames and sends them on its channel; the ticket waits on the last.
@@ -113,11 +126,22 @@ extension SessionMachine {
         members[handle].retransmissions = 0
         // Our admission decision may have been among what is dropped: tell it again when the member is back.
         if !members[handle].parked.isEmpty || members[handle].channel?.inFlight ?? 0 > 0 { members[handle].decisionToldFor = nil }
-        for item in members[handle].parked { if let ticket = item.ticket { out.append(.fail(ticket, reason)) } }
-        members[handle].parked.removeAll()
-        guard let messages = members[handle].channel?.unacknowledgedMessages else { return }
-        members[handle].channel!.abandonUnacknowledged()
+        let waited = dropParked(handle, reason: reason)
+        let messages = (members[handle].channel?.unacknowledgedMessages ?? []) + waited
+        if members[handle].channel != nil { members[handle].channel!.abandonUnacknowledged() }
         if !messages.isEmpty { out.append(.event(.undelivered(messages, to: members[handle].peer, reason: reason))) }
+    }
+
+    /// Fails every ticket of what waited for the member's channel and drops it; returns the reliable messages among
+    /// it (a sender that queued them is told they were not delivered, after those sent and not acknowledged).
+    private mutating func dropParked(_ handle: MemberHandle, reason: PeerMeshError) -> [ByteBuffer] {
+        var messages: [ByteBuffer] = []
+        for item in members[handle].parked {
+            if let ticket = item.ticket { out.append(.fail(ticket, reason)) }
+            if let message = item.endsMessage { messages.append(message) }
+        }
+        members[handle].parked.removeAll()
+        return messages
     }
 
     /// After the roster changed, moves every channel whose path changed to its new path.

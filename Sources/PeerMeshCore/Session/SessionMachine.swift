@@ -13,6 +13,10 @@ import NIOCore
 ///
 /// `Link` names a link to a neighbour (connected: its handshake and invitation are done); `Ticket` is what a
 /// sender waits on, completed by `.succeed` or `.fail` once the first hop took the frame (or it cannot be sent).
+///
+/// The inputs carry `@_specialize` for the production shell's types (`SessionCore`: links by `ObjectIdentifier`,
+/// tickets as promises): called from another module, the generic code would otherwise run unspecialised, copying
+/// a whole member's state through value witnesses at every access (a third of the CPU per message).
 public struct SessionMachine<Link: Hashable, Ticket> {
     /// The settings the machine's rules depend on.
     public struct Settings: Sendable {
@@ -160,6 +164,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// A link's handshake and invitation are done: `peer` is our neighbour on it. `multicast`: the link agreed on
     /// multicast frames; `address`: the peer's IP address bytes (direct upgrades prefer addresses like these).
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, address: [UInt8]?, now: NIODeadline) -> [Directive] {
         let handle = members.handle(for: peer)
         let previous = members[handle].directLink
@@ -185,6 +190,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// A link closed. When it was a member's link, the member stays if another path reaches it; otherwise it (and
     /// whoever we reached only through it) is reported `.notConnected` with `reason`.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func linkDown(_ link: Link, reason: PeerMeshError?, now: NIODeadline) -> [Directive] {
         guard let handle = links[link] else { return [] }
         forgetLink(link)
@@ -204,6 +210,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// A mesh frame (link state, routed, multicast) arrived on a member's link.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func received(_ frame: Frame, on link: Link, now: NIODeadline) -> [Directive] {
         guard !isClosed, let neighbor = links[link] else { return [] }
         switch frame {
@@ -218,6 +225,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// Sends `message` to each of `peers` (one copy per shared link where paths share one); `ticket(peer)` makes
     /// what the sender waits on for each. Throws, sending nothing, when one of them cannot be reached.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode, now: NIODeadline,
                               ticket: (PeerID) -> Ticket) throws(PeerMeshError) -> [Directive] {
         if isClosed { throw Self.closedError }
@@ -235,6 +243,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// Sends a transfer or control frame on `peer`'s channel, on `queue`.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func send(_ frame: Frame, on queue: OutboundQueue, to peer: PeerID, ticket: Ticket?, now: NIODeadline) -> [Directive] {
         guard let handle = members.handle(peer.keyID), canSend(to: handle) else {
             if let ticket { out.append(.fail(ticket, PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))) }
@@ -245,6 +254,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// Drops what a cancelled transfer to `peer` still had waiting, here and on the first hop.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func purge(transfer id: UInt64, to peer: PeerID, error: PeerMeshError) -> [Directive] {
         guard let handle = members.handle(peer.keyID) else { return [] }
         var kept = CircularBuffer<MemberState<Link, Ticket>.Parked>()
@@ -262,14 +272,17 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// The first hop could not take a frame: a member still reachable gets it again on its next path, so its
     /// sender may go on; for one that is gone, the write's error stands.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public func writeFailed(_ handOver: HandOver, error: PeerMeshError) -> [Directive] {
         handOver.waiting.map { members[$0.member].announced ? .succeed($0.ticket) : .fail($0.ticket, error) }
     }
 
     /// The write carrying `handOver` went to the connection.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public func written(_ handOver: HandOver) -> [Directive] { handOver.waiting.map { .succeed($0.ticket) } }
 
     /// Time passed: acknowledge, re-send, publish, expire and retry what is due by `now`.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func tick(now: NIODeadline) -> [Directive] {
         guard !isClosed else { return [] }
         if let due = acknowledgeAt, due <= now {
@@ -300,10 +313,20 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// When `tick(now:)` is next due (nil: nothing is scheduled).
     public var nextDeadline: NIODeadline? {
-        [acknowledgeAt, publishAt, retransmitCheckAt, recordExpiryAt, admissionChecks.min(), directRetryAt].compactMap { $0 }.min()
+        // Asked after every input, so without building an array.
+        func earlier(_ a: NIODeadline?, _ b: NIODeadline?) -> NIODeadline? {
+            guard let a else { return b }
+            guard let b else { return a }
+            return min(a, b)
+        }
+        var earliest = earlier(earlier(acknowledgeAt, publishAt), earlier(retransmitCheckAt, recordExpiryAt))
+        earliest = earlier(earliest, directRetryAt)
+        for check in admissionChecks { earliest = earlier(earliest, check) }
+        return earliest
     }
 
     /// Where we listen changed (our record publishes it, for members to link to us directly).
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func listening(on endpoints: [ConnectionData.Endpoint], now: NIODeadline) -> [Directive] {
         listeningEndpoints = endpoints
         if !links.isEmpty { directLinksChanged(newLink: nil, now: now) }
@@ -326,6 +349,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public mutating func connectStarted(_ peer: PeerID) { connecting.insert(peer.keyID) }
 
     /// A dial of `peer` ended. For a `.dial` of ours, `endpoints` are the addresses it tried: a failure backs them off.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func connectEnded(_ peer: PeerID, endpoints: [ConnectionData.Endpoint]?, succeeded: Bool, now: NIODeadline) -> [Directive] {
         connecting.remove(peer.keyID)
         guard let endpoints else { return [] }
@@ -336,6 +360,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// The app answered whether to admit a member it was asked about.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func admissionAnswered(_ peer: PeerID, admitted: Bool, now: NIODeadline) -> [Directive] {
         decide(peer.keyID, admitted ? .admitted : .refused, now: now)
         releaseHeldFrames(now: now)
@@ -344,6 +369,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// The app asked how `peer`'s traffic is protected: starts an end-to-end pairing unless one is under way for the
     /// member's current keys. Returns the pairing (nil when `peer` is not a member).
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func requestPairing(with peer: PeerID, now: NIODeadline) -> (pairing: MemberPairing?, directives: [Directive]) {
         guard let handle = members.handle(peer.keyID), members[handle].announced else { return (nil, []) }
         renewPairing(handle, now: now)
@@ -351,6 +377,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// We leave: what waits for room fails; links close one by one (each `linkDown` then reports who went).
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func close() -> [Directive] {
         guard !isClosed else { return [] }
         isClosed = true
@@ -365,6 +392,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// Whether frames can go to `peer` now: it is a member or a neighbour (its channel holds them until its record
     /// arrives, if it has to).
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public func canSend(to peer: PeerID) -> Bool { members.handle(peer.keyID).map(canSend) ?? false }
 
     func canSend(to handle: MemberHandle) -> Bool { members[handle].announced || members[handle].directLink != nil }
@@ -373,6 +401,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public func isMember(_ peer: PeerID) -> Bool { members.handle(peer.keyID).map { members[$0].announced } ?? false }
 
     /// How `peer` is reached now, or nil when it is not a member.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public func route(to peer: PeerID) -> Route? {
         guard isMember(peer) else { return nil }
         if directLink(peer.keyID) != nil { return .direct }
@@ -380,6 +409,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// Our link to the neighbour with this key ID.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public func directLink(_ keyID: [UInt8]) -> Link? { members.handle(keyID).flatMap { members[$0].directLink } }
 
     /// Our connected links.

@@ -47,6 +47,8 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     private var headTurnStarted = false
     /// Items waiting, in all queues.
     public private(set) var count = 0
+    /// Bytes waiting (the sizes given to `enqueue`), in all queues.
+    public private(set) var queuedBytes = 0
 
     /// Creates an empty scheduler.
     public init(quantum: Int = 64 * 1024) { self.quantum = max(1, quantum) }
@@ -57,50 +59,51 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     /// Appends `item` (of `size` bytes on the wire) to `queue`.
     public mutating func enqueue(_ item: Item, size: Int, to queue: Queue) {
         count += 1
+        queuedBytes += size
         if queue == .control {
             control.items.append((item, size))
             return
         }
-        var lane = lanes[queue] ?? Lane()
-        if lane.isEmpty {
+        // In place (`lanes[queue, default:]`): a lane copied out and stored back would copy every item it holds.
+        if lanes[queue, default: Lane()].isEmpty {
             // An idle queue earns no credit: it starts its next busy period from nothing.
-            lane.deficit = 0
+            lanes[queue, default: Lane()].deficit = 0
             active.append(queue)
         }
-        lane.items.append((item, size))
-        lanes[queue] = lane
+        lanes[queue, default: Lane()].items.append((item, size))
     }
 
     /// The next item to write, or nil when every queue is empty.
     public mutating func next() -> Item? {
         if !control.isEmpty {
             count -= 1
-            return control.pop().item
+            let next = control.pop()
+            queuedBytes -= next.size
+            return next.item
         }
         while let queue = active.first {
-            var lane = lanes[queue]!
             if !headTurnStarted {
-                lane.deficit += quantum
+                lanes[queue]!.deficit += quantum
                 headTurnStarted = true
             }
-            let size = lane.items[lane.head].size
-            if size > lane.deficit {
+            let (size, deficit) = lanes[queue].map { ($0.items[$0.head].size, $0.deficit) }!
+            if size > deficit {
                 // Turn over: keep the unused allowance (the next turn adds to it) and serve the next queue.
-                lanes[queue] = lane
                 active.removeFirst()
                 active.append(queue)
                 headTurnStarted = false
                 continue
             }
-            lane.deficit -= size
-            let item = lane.pop().item
+            let (item, empty) = { (lane: inout Lane) in
+                lane.deficit -= size
+                return (lane.pop().item, lane.isEmpty)
+            }(&lanes[queue]!)
             count -= 1
-            if lane.isEmpty {
+            queuedBytes -= size
+            if empty {
                 lanes[queue] = nil
                 active.removeFirst()
                 headTurnStarted = false
-            } else {
-                lanes[queue] = lane
             }
             return item
         }
@@ -110,17 +113,19 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     /// Removes and returns everything waiting in `queue` (a cancelled transfer's chunks).
     public mutating func removeAll(in queue: Queue) -> [Item] {
         if queue == .control {
-            let items = control.items[control.head...].map(\.item)
+            let items = control.items[control.head...]
             count -= items.count
+            queuedBytes -= items.reduce(0) { $0 + $1.size }
             control = Lane()
-            return items
+            return items.map(\.item)
         }
         guard let lane = lanes.removeValue(forKey: queue) else { return [] }
         if active.first == queue { headTurnStarted = false }
         active.removeAll { $0 == queue }
-        let items = lane.items[lane.head...].map(\.item)
+        let items = lane.items[lane.head...]
         count -= items.count
-        return items
+        queuedBytes -= items.reduce(0) { $0 + $1.size }
+        return items.map(\.item)
     }
 
     /// Removes and returns everything waiting (the link closed).

@@ -1,0 +1,124 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import PeerMeshCore
+
+/// The messages `Session.send` accepted and the session's event loop has not taken yet.
+///
+/// `send` appends under a lock and returns; the loop takes everything queued in one task per wake-up (`takeAll`),
+/// so many messages cost one hop to the loop, not one each. Back-pressure is a byte credit: what is queued here plus
+/// what the loop took and no connection has yet accepted (`released` gives it back). A sender waits only while that
+/// is above `limit`.
+final class Outbox: Sendable {
+    /// One accepted message.
+    struct Entry: Sendable {
+        let message: ByteBuffer
+        let peers: [PeerID]
+        let mode: Frame.Mode
+        /// What the message counts against the credit: its bytes plus a fixed cost, so a flood of empty messages is
+        /// bounded too.
+        var cost: Int { message.readableBytes + Outbox.entryOverhead }
+    }
+
+    /// What `append` decided.
+    enum Admission {
+        /// Queued, and the caller must schedule the loop's drain (nothing was queued before).
+        case queuedFirst
+        /// Queued behind others; a drain is already scheduled.
+        case queued
+        /// The session was disconnected.
+        case closed
+    }
+
+    /// Bytes charged per message beyond its payload (roughly the bookkeeping one queued message costs).
+    static let entryOverhead = 64
+
+    private struct State {
+        var entries: [Entry] = []
+        var outstanding = 0
+        var closed = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Completed once nothing is outstanding.
+        var emptyWaiters: [EventLoopPromise<Void>] = []
+    }
+
+    /// The credit: senders wait while more than this many bytes are accepted and not yet taken by a connection.
+    let limit: Int
+    private let state = NIOLockedValueBox(State())
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Whether the session was disconnected (nothing more is accepted).
+    var isClosed: Bool { state.withLockedValue { $0.closed } }
+
+    /// Queues `entry`; says whether the caller must schedule the drain.
+    func append(_ entry: Entry) -> Admission {
+        state.withLockedValue { state in
+            guard !state.closed else { return .closed }
+            state.entries.append(entry)
+            state.outstanding += entry.cost
+            return state.entries.count == 1 ? .queuedFirst : .queued
+        }
+    }
+
+    /// Waits while more than `limit` bytes are outstanding (returns at once when the session closes).
+    func waitForCredit() async {
+        guard state.withLockedValue({ !$0.closed && $0.outstanding > limit }) else { return }
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let waits = state.withLockedValue { state -> Bool in
+                guard !state.closed, state.outstanding > limit else { return false }
+                state.waiters.append(waiter)
+                return true
+            }
+            if !waits { waiter.resume() }
+        }
+    }
+
+    /// The loop takes everything queued, in order.
+    func takeAll() -> [Entry] {
+        state.withLockedValue { state in
+            defer { state.entries.removeAll(keepingCapacity: true) }
+            return state.entries
+        }
+    }
+
+    /// Messages of `cost` bytes in all were accepted by their connections (or dropped): waiting senders may go on.
+    func released(_ cost: Int) {
+        let (waiters, emptyWaiters) = state.withLockedValue { state in
+            state.outstanding -= cost
+            var waiters: [CheckedContinuation<Void, Never>] = []
+            var emptyWaiters: [EventLoopPromise<Void>] = []
+            if state.outstanding <= limit { swap(&waiters, &state.waiters) }
+            if state.outstanding == 0 { swap(&emptyWaiters, &state.emptyWaiters) }
+            return (waiters, emptyWaiters)
+        }
+        for waiter in waiters { waiter.resume() }
+        for promise in emptyWaiters { promise.succeed() }
+    }
+
+    /// Completes `promise` once every message accepted so far was taken by its connections (or dropped).
+    func whenEmpty(_ promise: EventLoopPromise<Void>) {
+        let empty = state.withLockedValue { state in
+            if state.outstanding == 0 { return true }
+            state.emptyWaiters.append(promise)
+            return false
+        }
+        if empty { promise.succeed() }
+    }
+
+    /// Accepts nothing more, drops what is still queued and lets waiting senders go.
+    func close() {
+        let (waiters, emptyWaiters) = state.withLockedValue { state in
+            state.closed = true
+            state.entries = []
+            defer {
+                state.waiters = []
+                state.emptyWaiters = []
+            }
+            return (state.waiters, state.emptyWaiters)
+        }
+        for waiter in waiters { waiter.resume() }
+        for promise in emptyWaiters { promise.succeed() }
+    }
+}
