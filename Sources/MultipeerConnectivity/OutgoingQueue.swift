@@ -4,7 +4,7 @@ import PeerMesh
 
 /// The messages `MCSession.send` accepted and one task hands to PeerMesh in order.
 ///
-/// MC's `send` returns at once; PeerMesh's suspends while a peer's buffer is full. The queue between them is
+/// MC's `send` returns at once; PeerMesh's suspends while more than its outbound limit waits. The queue between them is
 /// bounded by bytes: `send` throws when it is full (instead of buffering without bound) and
 /// `sendWithBackPressure` waits for room.
 final class OutgoingQueue: Sendable {

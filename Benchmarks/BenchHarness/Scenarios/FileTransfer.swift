@@ -7,7 +7,7 @@ extension BenchRun {
     /// `file`: one file (1 GiB, 64 MiB in a quick run), hash verified at the receiver, against scp to a private
     /// sshd on loopback; PeerMesh's peak RSS is part of the target.
     func file() throws {
-        let name = "\(fileLabel) file, hash verified at the receiver", target = "≥ 2×, RSS ≤ 100 MiB"
+        let name = "\(fileLabel) file, hash verified at the receiver", target = "≥ 3×, RSS ≤ 64 MiB"
         try makeSourceFile()
         let size = Double(options.fileMiB * 1024 * 1024)
         let destination = "\(work)/scp-dst.bin"
@@ -58,8 +58,8 @@ extension BenchRun {
                 let value = try medianOf("bits_per_second", pm.outputs)
                 pmCell = "\(format(value, .gigabits)), peak RSS \(format(rss, .mebibytes)) MiB"
                 if let baseline {
-                    cells = ratioCells(value, baseline, .atLeast, 2)
-                    if rss > 100 * 1024 { cells.met = "no" }
+                    cells = ratioCells(value, baseline, .atLeast, 3)
+                    if rss > 64 * 1024 { cells.met = "no" }
                 }
             } else {
                 pmCell = "error"

@@ -14,6 +14,10 @@ protocol LinkDelegate: AnyObject {
     func link(_ link: LinkHandler, closedWith reason: PeerMeshError?)
     /// A LinkState or Routed frame of `bytes` bytes (frame header included) was written to the connection.
     func link(_ link: LinkHandler, wroteMesh frame: Frame, bytes: Int)
+    /// Frames that senders wait on went to the connection (`SessionMachine.written`).
+    func link(_ link: LinkHandler, handedOver: [LinkHandler.HandOver])
+    /// Frames that senders wait on will never go out on this link (`SessionMachine.writeFailed`).
+    func link(_ link: LinkHandler, couldNotHandOver: [LinkHandler.HandOver], error: PeerMeshError)
 }
 
 /// The thin driver of one link: feeds bytes and events to `LinkStateMachine` and performs its actions.
@@ -29,10 +33,12 @@ protocol LinkDelegate: AnyObject {
 final class LinkHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
     typealias OutboundOut = ByteBuffer
+    /// What senders wait on for a frame: reported to the delegate once the frame went out (or cannot).
+    typealias HandOver = SessionCore.Machine.HandOver
 
     private struct Outbound: Sendable {
         let frame: Frame
-        let promise: EventLoopPromise<Void>?
+        let handOver: HandOver?
     }
 
     private var machine: LinkStateMachine
@@ -149,13 +155,13 @@ final class LinkHandler: ChannelInboundHandler {
         context?.channel.setOption(.autoRead, value: on).whenFailure { _ in }
     }
 
-    /// Queues a transfer frame; `promise` (if any) completes when it is handed to the channel.
-    func enqueue(_ frame: Frame, on queue: OutboundQueue, promise: EventLoopPromise<Void>? = nil) {
+    /// Queues a frame; the delegate hears about `handOver` (if any) when it is handed to the channel.
+    func enqueue(_ frame: Frame, on queue: OutboundQueue, handOver: HandOver? = nil) {
         guard machine.isConnected else {
-            promise?.fail(closeReason ?? PeerMeshError(.notConnected, "The peer is not connected."))
+            if let handOver { delegate?.link(self, couldNotHandOver: [handOver], error: closeReason ?? PeerMeshError(.notConnected, "The peer is not connected.")) }
             return
         }
-        scheduler.enqueue(Outbound(frame: frame, promise: promise), size: frame.wireSize, to: queue)
+        scheduler.enqueue(Outbound(frame: frame, handOver: handOver), size: frame.wireSize, to: queue)
         guard !drainScheduled, let context else { return }
         drainScheduled = true
         let this = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -165,20 +171,21 @@ final class LinkHandler: ChannelInboundHandler {
         }
     }
 
-    /// Drops whatever a cancelled transfer still had queued; its promises fail with `error`.
+    /// Drops whatever a cancelled transfer still had queued; what its senders wait on fails with `error`.
     func purge(transfer id: UInt64, error: PeerMeshError) {
-        for item in scheduler.removeAll(in: .transfer(id)) { item.promise?.fail(error) }
+        let dropped = scheduler.removeAll(in: .transfer(id)).compactMap(\.handOver)
+        if !dropped.isEmpty { delegate?.link(self, couldNotHandOver: dropped, error: error) }
     }
 
     // MARK: Performing actions
 
     /// Writes what the scheduler holds, in its order, while the channel takes more, in batches of about
-    /// `batchSize` bytes; flushes once, then completes the frames' promises. Only then: what a completion starts
+    /// `batchSize` bytes; flushes once, then tells the delegate what was handed over. Only then: what that starts
     /// (the session leaving, and this link sending Close) must come after these frames on the wire.
     private func drainPendingSends() {
         guard let context else { return }
         var batch: ByteBuffer?
-        var written: [EventLoopPromise<Void>] = []
+        var written: [HandOver] = []
         var wrote = false
         while context.channel.isWritable, let next = scheduler.next() {
             wrote = true
@@ -187,14 +194,14 @@ final class LinkHandler: ChannelInboundHandler {
                 batch = context.channel.allocator.buffer(capacity: max(frame.wireSize, min(scheduler.queuedBytes + frame.wireSize, Self.batchSize)))
             }
             encode(frame, into: &batch!)
-            if let promise = next.promise { written.append(promise) }
+            if let handOver = next.handOver { written.append(handOver) }
             if batch!.readableBytes >= Self.batchSize { context.write(wrapOutboundOut(batch.take()!), promise: nil) }
         }
         if let batch { context.write(wrapOutboundOut(batch), promise: nil) }
         guard wrote else { return }
         machine.noteSent(now: .now())
         context.flush()
-        for promise in written { promise.succeed() }
+        if !written.isEmpty { delegate?.link(self, handedOver: written) }
     }
 
     private func perform(_ actions: [LinkStateMachine.Action]) {
@@ -251,11 +258,12 @@ final class LinkHandler: ChannelInboundHandler {
         ticker?.cancel()
         ticker = nil
         closeReason = reason ?? PeerMeshError(.notConnected, "The link was closed.")
-        for item in scheduler.removeAll() {
-            item.promise?.fail(PeerMeshError(.notConnected, "The peer disconnected before the message was sent.", underlying: reason))
-        }
         let delegate = self.delegate
         self.delegate = nil
+        let unsent = scheduler.removeAll().compactMap(\.handOver)
+        if !unsent.isEmpty {
+            delegate?.link(self, couldNotHandOver: unsent, error: PeerMeshError(.notConnected, "The peer disconnected before the message was sent.", underlying: reason))
+        }
         delegate?.link(self, closedWith: reason)
     }
 

@@ -199,6 +199,14 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         perform(machine.received(frame, on: ObjectIdentifier(link), now: .now()))
     }
 
+    func link(_ link: LinkHandler, handedOver: [LinkHandler.HandOver]) {
+        perform(handedOver.flatMap(machine.written))
+    }
+
+    func link(_ link: LinkHandler, couldNotHandOver: [LinkHandler.HandOver], error: PeerMeshError) {
+        perform(couldNotHandOver.flatMap { machine.writeFailed($0, error: error) })
+    }
+
     /// Counts the mesh frames a link wrote (`MeshCounters.linkStateBytesSent`, `routedBytesSent`).
     func link(_ link: LinkHandler, wroteMesh frame: Frame, bytes: Int) { machine.wrote(frame, bytes: bytes) }
 
@@ -212,17 +220,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                     if let handOver { perform(machine.writeFailed(handOver, error: Self.closedError)) }
                     continue
                 }
-                let promise = handOver.map { handOver in
-                    let promise = loop.makePromise(of: Void.self)
-                    promise.futureResult.whenComplete { [self] result in
-                        switch result {
-                        case .success: perform(machine.written(handOver))
-                        case .failure(let error): perform(machine.writeFailed(handOver, error: error as? PeerMeshError ?? Self.closedError))
-                        }
-                    }
-                    return promise
-                }
-                link.enqueue(frame, on: queue, promise: promise)
+                link.enqueue(frame, on: queue, handOver: handOver)
             case .forward(let routed, let id):
                 for item in configuration.relayHook?(routed) ?? [routed] { links[id]?.enqueue(.routed(item), on: .messages) }
             case .forwardMulticast(let multicast, let id):
