@@ -28,8 +28,9 @@ public enum SessionEvent: Sendable {
     /// A peer's state changed.
     case peerChanged(PeerID, PeerState)
     /// Reliable messages to `peer` whose delivery was never acknowledged, oldest first, reported when `peer`
-    /// became unreachable (just before its `.notConnected`). `send` had returned for them; they may or may not
-    /// have arrived (only the acknowledgement may have been lost): send them again if the app needs them.
+    /// became unreachable (just before its `.notConnected`; messages still queued as it left, just after). `send`
+    /// had returned for them; they may or may not have arrived (only the acknowledgement may have been lost): send
+    /// them again if the app needs them.
     case undelivered([Data], to: PeerID, reason: PeerMeshError)
     /// The end-to-end pairing with a member finished (started by `Session.security(of:)` on either side): its
     /// verification code, and how its traffic is protected. For a member we hold a direct link to, its link code
