@@ -1,6 +1,6 @@
 import Foundation
 import NIOCore
-@testable import PeerMeshCore
+import PeerMeshCore
 import PeerMeshTestSupport
 import Testing
 @testable import PeerMesh
@@ -136,12 +136,9 @@ struct MeshInProcess {
             })
             // Both paths known before the cut, or A would lose D until the other path's record arrives (sends return
             // at once, so the cut comes within microseconds of the first send).
-            let core = a.session.core
             #expect(await eventually {
-                (try? await core.loop.submit {
-                    core.machine.mesh.knowsLink(between: b.peerID.keyID, and: d.peerID.keyID)
-                        && core.machine.mesh.knowsLink(between: c.peerID.keyID, and: d.peerID.keyID)
-                }.get()) ?? false
+                guard await a.knowsLink(between: b.peerID, and: d.peerID) else { return false }
+                return await a.knowsLink(between: c.peerID, and: d.peerID)
             })
             guard case .via(let relayID)? = await a.session.route(to: d.peerID) else { Issue.record("no relayed route"); return }
             let (relay, other) = relayID == b.peerID ? (b, c) : (c, b)

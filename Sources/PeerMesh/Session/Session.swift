@@ -138,8 +138,7 @@ public final class Session: Sendable {
         guard !core.outbox.isClosed else { throw SessionCore.closedError }
         guard !peers.isEmpty else { return }
         let entry = Outbox.Entry(message: ByteBuffer(data: data), peers: peers, mode: mode.frameMode)
-        let members = connectedPeers
-        if peers.allSatisfy(members.contains) {
+        if roster.withLockedValue({ members in peers.allSatisfy(members.contains) }) {
             switch core.outbox.append(entry) {
             case .closed: throw SessionCore.closedError
             case .queuedFirst: core.loop.execute { core.drainOutbox() }

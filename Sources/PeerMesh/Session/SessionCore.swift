@@ -100,9 +100,10 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         let now = NIODeadline.now()
         var undelivered: [(peer: PeerID, messages: [ByteBuffer])] = []
         for entry in entries {
-            var reachable = entry.peers
-            if !isClosed, !entry.peers.allSatisfy(machine.canSend(to:)) {
-                reachable = entry.peers.filter(machine.canSend(to:))
+            var tickets = hand(entry, to: entry.peers, now: now)
+            if tickets == nil, !isClosed {
+                // A peer left since `send` checked: the others still get the message.
+                let reachable = entry.peers.filter(machine.canSend(to:))
                 for peer in entry.peers where entry.mode == .reliable && !reachable.contains(peer) {
                     if let index = undelivered.firstIndex(where: { $0.peer == peer }) {
                         undelivered[index].messages.append(entry.message)
@@ -110,8 +111,15 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                         undelivered.append((peer, [entry.message]))
                     }
                 }
+                tickets = hand(entry, to: reachable, now: now)
             }
-            send(entry, to: reachable, now: now)
+            // The credit comes back once every connection took its copy (or could not).
+            let outbox = self.outbox, cost = entry.cost
+            switch tickets?.count ?? 0 {
+            case 0: outbox.released(cost)
+            case 1: tickets![0].whenComplete { _ in outbox.released(cost) }
+            default: EventLoopFuture.andAllComplete(tickets!, on: loop).whenComplete { _ in outbox.released(cost) }
+            }
         }
         for (peer, messages) in undelivered {
             let reason = PeerMeshError(.notConnected, "\(peer) left before these messages could be sent.")
@@ -130,24 +138,18 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         drainOutbox()
     }
 
-    /// Gives `entry` to the machine for `peers`; its credit comes back once every connection took its copy (or
-    /// could not).
-    private func send(_ entry: Outbox.Entry, to peers: [PeerID], now: NIODeadline) {
+    /// Gives `entry` to the machine for `peers`; returns what each connection's copy completes, or nil when one of
+    /// them cannot be reached (nothing was sent) or we left.
+    private func hand(_ entry: Outbox.Entry, to peers: [PeerID], now: NIODeadline) -> [EventLoopFuture<Void>]? {
+        guard !isClosed else { return nil }
         var tickets: [EventLoopFuture<Void>] = []
-        if !isClosed, !peers.isEmpty,
-           let directives = try? machine.send(entry.message, to: peers, mode: entry.mode, now: now, ticket: { _ in
-               let promise = loop.makePromise(of: Void.self)
-               tickets.append(promise.futureResult)
-               return promise
-           }) {
-            perform(directives)
-        }
-        let outbox = self.outbox, cost = entry.cost
-        switch tickets.count {
-        case 0: outbox.released(cost)
-        case 1: tickets[0].whenComplete { _ in outbox.released(cost) }
-        default: EventLoopFuture.andAllComplete(tickets, on: loop).whenComplete { _ in outbox.released(cost) }
-        }
+        guard let directives = try? machine.send(entry.message, to: peers, mode: entry.mode, now: now, ticket: { _ in
+            let promise = loop.makePromise(of: Void.self)
+            tickets.append(promise.futureResult)
+            return promise
+        }) else { return nil }
+        perform(directives)
+        return tickets
     }
 
     /// A transfer's frame on `peer`'s channel.

@@ -36,11 +36,7 @@ extension SessionMachine {
         members[handle].reassembler = nil
         members[handle].channelLink = nil
         for (message, ticket) in waiting {
-            let frames = members[handle].fragmenter.fragments(of: message, source: me.keyID, destination: members[handle].keyID, mode: .reliable)
-            for (index, frame) in frames.enumerated() {
-                let last = index == frames.count - 1
-                members[handle].parked.append(Parked(frame: frame, queue: .messages, ticket: last ? ticket : nil, endsMessage: last ? message : nil))
-            }
+            members[handle].parked.append(contentsOf: channelItems(message, to: handle, mode: .reliable, ticket: ticket))
         }
     }
 
@@ -48,11 +44,16 @@ extension SessionMachine {
     mutating func sendMessage(_ message: ByteBuffer, to handle: MemberHandle, mode: Frame.Mode, ticket: Ticket, now: NIODeadline) {
         // Numbered under the channel they go on: a channel derived anew (the member restarted) numbers from 0.
         _ = ensureChannel(handle)
+        for item in channelItems(message, to: handle, mode: mode, ticket: ticket) { sendOnChannel(item, to: handle, now: now) }
+    }
+
+    /// A message as the member's channel items: its Data fragments, numbered by the member's fragmenter, with the
+    /// ticket (and, when reliable, the whole message) on the last.
+    private mutating func channelItems(_ message: ByteBuffer, to handle: MemberHandle, mode: Frame.Mode, ticket: Ticket?) -> [Parked] {
         let frames = members[handle].fragmenter.fragments(of: message, source: me.keyID, destination: members[handle].keyID, mode: mode)
-        for (index, frame) in frames.enumerated() {
+        return frames.enumerated().map { index, frame in
             let last = index == frames.count - 1
-            sendOnChannel(Parked(frame: frame, queue: .messages, ticket: last ? ticket : nil,
-                                 endsMessage: last && mode == .reliable ? message : nil), to: handle, now: now)
+            return Parked(frame: frame, queue: .messages, ticket: last ? ticket : nil, endsMessage: last && mode == .reliable ? message : nil)
         }
     }
 

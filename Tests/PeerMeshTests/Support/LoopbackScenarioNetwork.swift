@@ -47,8 +47,7 @@ final class LoopbackScenarioNetwork: ScenarioNetwork {
     }
 
     func knowsLink(_ a: Int, _ b: Int, seenBy observer: Int) async -> Bool {
-        let (a, b, core) = (peers[a].peerID.keyID, peers[b].peerID.keyID, peers[observer].session.core)
-        return (try? await core.loop.submit { core.machine.mesh.knowsLink(between: a, and: b) }.get()) ?? false
+        await peers[observer].knowsLink(between: peers[a].peerID, and: peers[b].peerID)
     }
 
     func send(from: Int, to: Int, sequence: Int, size: Int) async throws {

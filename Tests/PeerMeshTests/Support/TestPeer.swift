@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Testing
 @testable import PeerMesh
+@testable import PeerMeshCore
 
 /// How a test peer answers invitations.
 enum InvitationPolicy: Sendable {
@@ -126,6 +127,12 @@ final class TestPeer: Sendable {
         }
         if case .peerChanged(_, let state)? = event { return state }
         return nil
+    }
+
+    /// Whether this peer's session knows of a link between `a` and `b` (both ends claim it in their records).
+    func knowsLink(between a: PeerID, and b: PeerID) async -> Bool {
+        let core = session.core
+        return (try? await core.loop.submit { core.machine.mesh.knowsLink(between: a.keyID, and: b.keyID) }.get()) ?? false
     }
 
     func shutdown() async {
