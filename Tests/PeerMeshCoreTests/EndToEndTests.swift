@@ -131,6 +131,27 @@ struct EndToEndTests {
         #expect(pair.carol.contiguous == 5)
     }
 
+    /// A quarter of the sender's window (in frames, or in bytes) arrived since the last acknowledgement: the receiver
+    /// acknowledges at once instead of after the usual delay, so a fast sender never stalls on a full window.
+    @Test func aQuarterOfTheWindowCallsForAnAcknowledgementAtOnce() throws {
+        var pair = try Pair()
+        let quarter = EndToEndChannel.maximumRetained / 4
+        for index in 1...quarter {
+            #expect(!pair.carol.owesPromptAcknowledgement, "after \(index - 1) frames")
+            _ = pair.carol.open(pair.alice.seal(ByteBuffer(bytes: [1]), hopLimit: 8, encrypt: true), requireEncryption: true)
+        }
+        #expect(pair.carol.owesPromptAcknowledgement)
+        let acknowledgement = pair.carol.makeAcknowledgement(hopLimit: 8)
+        #expect(acknowledgement != nil)
+        #expect(!pair.carol.owesPromptAcknowledgement, "an acknowledgement starts the count again")
+        // Few large frames fill a quarter of the byte bound first.
+        let large = ByteBuffer(repeating: 7, count: EndToEndChannel.maximumRetainedBytes / 8)
+        _ = pair.carol.open(pair.alice.seal(large, hopLimit: 8, encrypt: false), requireEncryption: false)
+        #expect(!pair.carol.owesPromptAcknowledgement)
+        _ = pair.carol.open(pair.alice.seal(large, hopLimit: 8, encrypt: false), requireEncryption: false)
+        #expect(pair.carol.owesPromptAcknowledgement)
+    }
+
     @Test func directFramesOpenOnlyOnThePeersOwnLinkAndAreSealedWhenTheyMustTakeARelay() throws {
         var pair = try Pair()
         let direct = pair.alice.wrapDirect(Self.inner)

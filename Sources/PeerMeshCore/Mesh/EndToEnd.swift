@@ -66,6 +66,8 @@ public struct EndToEndChannel: Sendable {
     /// Receiver side: every sequence up to this one was opened.
     public private(set) var contiguous: UInt64 = 0
     private var lastAckSent: UInt64 = 0
+    private var acceptedSinceAck = 0
+    private var acceptedBytesSinceAck = 0
     private var ackSequence: UInt64 = 0
     private var lastAckSequenceSeen: UInt64 = 0
     /// Sender side: the peer acknowledged every sequence up to this one.
@@ -191,6 +193,8 @@ public struct EndToEndChannel: Sendable {
     public mutating func makeAcknowledgement(hopLimit: UInt8) -> RoutedFrame? {
         guard contiguous > lastAckSent else { return nil }
         lastAckSent = contiguous
+        acceptedSinceAck = 0
+        acceptedBytesSinceAck = 0
         ackSequence += 1
         var value = ByteBuffer()
         value.writeInteger(contiguous)
@@ -261,6 +265,14 @@ public struct EndToEndChannel: Sendable {
         // Frames beyond the window behind the newest can no longer arrive: stop waiting for them.
         if window.highest > ReplayWindow.size { contiguous = max(contiguous, window.highest - ReplayWindow.size) }
         while window.hasSeen(contiguous + 1) { contiguous += 1 }
+        acceptedSinceAck += 1
+        acceptedBytesSinceAck += frame.payload.readableBytes
+    }
+
+    /// Whether what was accepted since the last acknowledgement fills a quarter of the sender's window (frames or
+    /// bytes): acknowledged only after the usual delay, a fast sender would stall on a full window until then.
+    public var owesPromptAcknowledgement: Bool {
+        acceptedSinceAck >= Self.maximumRetained / 4 || acceptedBytesSinceAck >= Self.maximumRetainedBytes / 4
     }
 
     private static func associatedData(source: [UInt8], destination: [UInt8], flags: UInt8, sequence: UInt64) -> Data {

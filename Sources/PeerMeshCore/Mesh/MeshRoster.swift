@@ -87,6 +87,9 @@ public struct MeshRoster: Sendable {
     private var routes: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
     /// Records dropped because their signature or form was bad.
     public private(set) var invalidRecords = 0
+    /// Changes whenever a stored record is added, replaced or dropped: what was derived from the records (a
+    /// member's channel keys) is still valid while it stays the same, without looking the record up again.
+    public private(set) var recordRevision: UInt64 = 0
 
     /// Creates an empty roster; `initialVersion` should grow across restarts (e.g. wall-clock based) so that a
     /// restarted member's records supersede the ones it published before.
@@ -134,6 +137,7 @@ public struct MeshRoster: Sendable {
             return .invalid
         }
         entries[origin.keyID] = Entry(peer: origin, version: record.version, neighbors: Set(record.neighbors), record: record)
+        recordRevision &+= 1
         recompute(now: now)
         evictIfNeeded()
         return .accepted
@@ -144,6 +148,7 @@ public struct MeshRoster: Sendable {
     public mutating func expire(now: NIODeadline) -> Int {
         let expired = entries.filter { $0.value.unreachableSince.map { now - $0 >= recordLifetime } ?? false }.keys
         for key in expired { entries[key] = nil }
+        if !expired.isEmpty { recordRevision &+= 1 }
         return expired.count
     }
 

@@ -32,6 +32,8 @@ struct MemberState<Link: Hashable, Ticket> {
     /// The end-to-end channel, derived from the session key in the member's latest record. Never dropped while the
     /// session lasts: a channel derived again from the same keys would reuse sequence numbers as nonces.
     var channel: EndToEndChannel?
+    /// The roster's `recordRevision` when `channel` was last found to match the member's session key.
+    var channelCheckedAt: UInt64?
     var fragmenter = MessageFragmenter()
     var reassembler: MessageReassembler?
     var pairing: MemberPairing?

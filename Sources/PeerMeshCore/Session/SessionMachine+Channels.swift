@@ -9,11 +9,17 @@ extension SessionMachine {
     /// The member's channel, derived from the session key in its latest signed record (derived again when that key
     /// changes: the member started a new session). False while no record gave us its key.
     mutating func ensureChannel(_ handle: MemberHandle) -> Bool {
+        // Per frame on the receive path: no record changed since the last check, so the channel still matches.
+        if members[handle].channelCheckedAt == mesh.recordRevision, members[handle].channel != nil { return true }
         let keyID = members[handle].keyID
         guard let key = mesh.sessionKey(of: keyID) else { return false }
-        if let existing = members[handle].channel, existing.peerSessionKey == key { return true }
+        if let existing = members[handle].channel, existing.peerSessionKey == key {
+            members[handle].channelCheckedAt = mesh.recordRevision
+            return true
+        }
         if members[handle].channel != nil { memberRestarted(handle) }
         members[handle].channel = try? EndToEndChannel(me: me.keyID, ownSessionKey: sessionPrivateKey, peer: keyID, peerSessionKey: key)
+        members[handle].channelCheckedAt = members[handle].channel == nil ? nil : mesh.recordRevision
         return members[handle].channel != nil
     }
 
@@ -189,9 +195,12 @@ extension SessionMachine {
     // MARK: Acknowledging
 
     /// Acknowledges what we accepted from the member within 10 ms (acknowledgements are cumulative, so one covers
-    /// everything that arrived meanwhile).
+    /// everything that arrived meanwhile), or at once when a quarter of the sender's window arrived since the last
+    /// one, so that a fast sender never waits for the delay with a full window.
     mutating func accept(_ routed: RoutedFrame, from handle: MemberHandle, now: NIODeadline) {
-        members[handle].channel?.accept(routed)
+        guard members[handle].channel != nil else { return }
+        members[handle].channel!.accept(routed)
+        if members[handle].channel!.owesPromptAcknowledgement { return acknowledge(handle) }
         guard !members[handle].owesAcknowledgement else { return }
         members[handle].owesAcknowledgement = true
         acknowledgementsOwed.append(handle)
@@ -203,11 +212,17 @@ extension SessionMachine {
         acknowledgementsOwed.removeAll(keepingCapacity: true)
         for handle in owed {
             members[handle].owesAcknowledgement = false
-            guard members[handle].channel != nil, let hop = mesh.nextHop(to: members[handle].keyID), let link = directLink(hop),
-                  let ack = members[handle].channel!.makeAcknowledgement(hopLimit: settings.maximumHops) else { continue }
-            out.append(.write(.routed(ack), on: link, queue: .control, handOver: nil))
-            counters.acknowledgementsSent += 1
+            acknowledge(handle)
         }
+    }
+
+    /// Sends the member an acknowledgement if there is news since the last one (a member still owed one keeps its
+    /// place in `acknowledgementsOwed`: the due one then finds no news or only what arrived since).
+    private mutating func acknowledge(_ handle: MemberHandle) {
+        guard members[handle].channel != nil, let hop = mesh.nextHop(to: members[handle].keyID), let link = directLink(hop),
+              let ack = members[handle].channel!.makeAcknowledgement(hopLimit: settings.maximumHops) else { return }
+        out.append(.write(.routed(ack), on: link, queue: .control, handOver: nil))
+        counters.acknowledgementsSent += 1
     }
 }
 

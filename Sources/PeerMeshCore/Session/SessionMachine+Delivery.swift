@@ -9,7 +9,7 @@ extension SessionMachine {
                 counters.droppedForgeries += 1
                 return
             }
-            return deliver(routed, direct: true, now: now)
+            return deliver(routed, direct: true, from: neighbor, now: now)
         }
         relay(routed, now: now)
     }
@@ -44,9 +44,10 @@ extension SessionMachine {
     /// and not a replay), and its inner frame must be a data, transfer or pairing frame with the same source and us
     /// as destination, from a member we announced (or are negotiating admission with, for pairing). Anything else is
     /// dropped and counted, never delivered.
-    mutating func deliver(_ routed: RoutedFrame, direct: Bool, now: NIODeadline) {
+    /// `member` is the source's slot when the caller already knows it (a neighbour's own frame).
+    mutating func deliver(_ routed: RoutedFrame, direct: Bool, from member: MemberHandle? = nil, now: NIODeadline) {
         let source = routed.source
-        let handle = knownMember(source)
+        let handle = member ?? knownMember(source)
         if routed.flags & EndToEndChannel.ackFlag != 0 {
             guard let handle, ensureChannel(handle), members[handle].channel!.receiveAcknowledgement(routed) else {
                 counters.droppedForgeries += 1
