@@ -10,7 +10,7 @@ final class Child: @unchecked Sendable {
     let label: String
     let pid: pid_t
     let command: [String]
-    /// Set when the command runs under GNU time: its peak RSS is the last line of this file.
+    /// Set when the command runs under GNU time: its CPU seconds then its peak RSS are the last two lines of this file.
     let rssFile: String?
     /// Where a timeout is reported (the command's stderr).
     let errorFile: String?
@@ -34,10 +34,20 @@ final class Child: @unchecked Sendable {
     }
 
     /// Peak RSS in KiB: GNU time's `%M`, the last line of its output file (0 when it wrote none, e.g. killed).
-    var rssKiB: Double {
-        guard let rssFile, let text = try? String(contentsOfFile: rssFile, encoding: .utf8) else { return 0 }
-        let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return lines.last.flatMap { Int($0) }.map(Double.init) ?? 0
+    var rssKiB: Double { timeLines.last.flatMap { Int($0) }.map(Double.init) ?? 0 }
+
+    /// User plus system CPU seconds (GNU time's `%U %S`, the line before the peak RSS), nil when it wrote none.
+    var cpuSeconds: Double? {
+        let lines = timeLines
+        guard lines.count >= 2 else { return nil }
+        let fields = lines[lines.count - 2].split(separator: " ").compactMap { Double($0) }
+        return fields.count == 2 ? fields[0] + fields[1] : nil
+    }
+
+    /// GNU time's non-empty output lines (a "Command exited with…" line comes before the format's).
+    private var timeLines: [String] {
+        guard let rssFile, let text = try? String(contentsOfFile: rssFile, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     /// The processes GNU time started: signals go to them, never to time itself (it dies on TERM without

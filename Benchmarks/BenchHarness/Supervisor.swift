@@ -51,13 +51,13 @@ final class Supervisor: @unchecked Sendable {
         }
     }
 
-    /// Starts `argv`; with `rssFile` under GNU time (`%M` into that file), so that its peak RSS is its own: a
+    /// Starts `argv`; with `rssFile` under GNU time (CPU seconds `%U %S`, then `%M` into that file), so that its peak RSS is its own: a
     /// process forked from the harness would count the harness's pages too. With `timeout` it is sent TERM
     /// after that many seconds and KILL 5 s later, and its exit code becomes 124.
     func start(_ argv: [String], label: String, directory: String? = nil, stdout: SpawnOutput, stderr: SpawnOutput,
                rssFile: String? = nil, errorFile: String? = nil, timeout: Double? = nil,
                environment: [String: String] = [:]) throws -> Child {
-        let command = (rssFile.map { ["/usr/bin/time", "-f", "%M", "-o", $0, "--"] } ?? []) + argv
+        let command = (rssFile.map { ["/usr/bin/time", "-f", "%U %S\n%M", "-o", $0, "--"] } ?? []) + argv
         if let rssFile { unlink(rssFile) }
         let child = try locked { () throws -> Child in
             if let interruption { throw Interrupted(code: interruption) }

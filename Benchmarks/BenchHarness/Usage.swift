@@ -28,6 +28,9 @@ func usageText(prog: String) -> String {
     Scenarios (ratio = PeerMesh / baseline in every row; targets are written the same way):
       throughput  reliable 1 MiB messages, TLS        vs iperf3 -c 127.0.0.1 (one TCP stream)     >= 0.6x
       messages    reliable 64 B messages/s            vs sockperf tp --tcp -m 64                  >= 0.25x
+                  and the CPU time per message of both processes (user + system from GNU time, start-up
+                  included; instruction counts are out of reach here: this VM has no PMU for perf stat, and
+                  valgrind 3.19 crashes on the release build)                               (no target)
       rtt         64 B request/response p50/p99 RTT   vs sockperf ping-pong --tcp -m 64 --full-rtt p50 <= 1.5x, p99 <= 2x
                   (sockperf runs with --no-rdtsc: under a hypervisor that traps rdtsc, sockperf's default
                    timing slows its own loop and reported a 4x higher RTT on the reference VM)

@@ -1,12 +1,14 @@
 import Foundation
 
 extension BenchRun {
-    /// `messages`: reliable 64 B messages per second against `sockperf tp` on loopback.
+    /// `messages`: reliable 64 B messages per second against `sockperf tp` on loopback, and the CPU time each
+    /// message costs both ends (user + system, kernel included) against the same sockperf runs.
     func messages() throws {
         let name = "reliable 64 B messages", target = "≥ 0.25×"
         let secs = options.seconds
         log("messages: sockperf tp (\(secs) s x \(options.reps))")
         var baseline: Double?
+        var baselineCost = MessageCost()
         let (port, server) = try startSockperfServer("tp")
         if let port {
             baseline = try everyRepetition { rep in
@@ -17,6 +19,7 @@ extension BenchRun {
                     fail(label, "sockperf tp failed")
                     return nil
                 }
+                baselineCost.add(client, messages: sockperfMatch(label, #"Total of ([0-9]+) messages sent"#)?.first)
                 noteRSS("messages", "sockperf tp", client)
                 return rate
             }.map(median)
@@ -24,13 +27,45 @@ extension BenchRun {
             fail("base-sockperf-server-tp", "sockperf server did not start")
         }
         stopBackground(server)
+        baselineCost.add(server, messages: 0)
         noteRSS("messages", "sockperf sr", server)
 
         log("messages: peermesh")
         var pm = try loopback("messages", ["messages", "--message-size", "64", "--seconds", "\(secs)"])
-        checkKeys(&pm.status, pm.outputs, ["messages_per_second"])
+        checkKeys(&pm.status, pm.outputs, ["messages_per_second", "messages"])
         try medianRow(name, target: target, pm, key: "messages_per_second", unit: .messages,
                       baseline: baseline, baselineSuffix: " (sockperf tp)", .atLeast, 0.25)
+
+        var cost = MessageCost()
+        if pm.status == .ok {
+            for (run, output) in zip(pm.runs, pm.outputs) { cost.add(run, messages: try output.number("messages")) }
+            if let serve = pm.serve { cost.add(serve, messages: 0) }
+        }
+        let perMessage = cost.microsecondsPerMessage, basePerMessage = port == nil ? nil : baselineCost.microsecondsPerMessage
+        row("CPU per 64 B message, sender + receiver (user + system time)",
+            perMessage.map { fixed($0, 2) + " µs" } ?? cell(pm.status == .ok ? .error : pm.status),
+            basePerMessage.map { fixed($0, 2) + " µs (sockperf tp + sr)" } ?? "error",
+            perMessage.flatMap { pm in basePerMessage.map { fixed(pm / $0, 2) + "×" } } ?? "—", "—", "—")
+    }
+
+    /// CPU seconds of every process of one side of a message scenario, and the messages they moved.
+    struct MessageCost {
+        var seconds = 0.0
+        var messages = 0.0
+        var complete = true
+
+        /// Adds a process's CPU time and the messages it counted (nil: not known, so no figure).
+        mutating func add(_ child: Child, messages count: Double?) {
+            guard let cpu = child.cpuSeconds, let count else {
+                complete = false
+                return
+            }
+            seconds += cpu
+            messages += count
+        }
+
+        /// CPU µs per message, nil when a process's time or count was missing.
+        var microsecondsPerMessage: Double? { complete && messages > 0 ? seconds * 1e6 / messages : nil }
     }
 
     /// `rtt`: 64 B request/response round trips (p50 / p99) against `sockperf ping-pong --full-rtt`.
