@@ -81,7 +81,7 @@ private let reportNotes = [
         + "`not yet` = the PeerMesh capability has not landed; `error` = the scenario failed (the run exits 1).",
     "- PeerMesh runs with TLS 1.3 (`--encryption required`); iperf3 and sockperf are plain TCP on loopback "
         + "(sockperf with `--no-rdtsc`: on VMs that trap `rdtsc` its default clock slows it down). "
-        + "The file baseline is `scp` (OpenSSH, default cipher, SFTP protocol) to a private sshd on 127.0.0.1. "
+        + "The file baselines are `scp` (OpenSSH, default cipher, SFTP protocol) and the file piped through `ssh -c aes128-gcm@openssh.com … 'cat > /dev/null'` (nothing written or hashed at the far end), both to a private sshd on 127.0.0.1. "
         + "The invitation baseline is TCP connect + mutual TLS 1.3 handshake (P-256 certificates, "
         + "python3 `ssl` client → `openssl s_server`) plus one echoed line so both sides have finished. "
         + "Discovery runs on two network namespaces joined by a veth pair, each with its own "

@@ -35,6 +35,7 @@ func usageText(prog: String) -> String {
                   (sockperf runs with --no-rdtsc: under a hypervisor that traps rdtsc, sockperf's default
                    timing slows its own loop and reported a 4x higher RTT on the reference VM)
       file        1 GiB file, hash verified           vs scp over loopback to a private sshd      >= 3x, RSS <= 64 MiB
+                                                      and vs ssh -c aes128-gcm 'cat > /dev/null'  >= 1x
       lul         64 B RTT while a 1 GiB file flows   vs same message, no file (PeerMesh)         added p99 <= 50 ms
       relay       A->B->C, 1 MiB messages (netns line) vs A->B direct (PeerMesh, same link type)   >= 0.6x, relay RSS <= 64 MiB
       discovery   advertise start -> browser resolved vs avahi-publish -> avahi-browse -r (2 netns) <= 1.2x
