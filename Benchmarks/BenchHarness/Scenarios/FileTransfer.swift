@@ -51,12 +51,14 @@ extension BenchRun {
         stopBackground(sshd)
         noteRSS("file", "sshd (+session)", sshd)
         try? FileManager.default.removeItem(atPath: destination)
+        let disk = try durableWriteRate(size: size)
 
         log("file: peermesh")
         var pm = try loopback("file", timeout: 300, afterEach: clearServeDirectories, ["file", "--file", sourceFile])
         checkKeys(&pm.status, pm.outputs, ["bits_per_second"])
         let baselineCell = (baseline.map { format($0, .gigabits) + " (scp)" } ?? "error (scp)") + ", "
             + (pipe.map { format($0, .gigabits) + " (ssh aes128-gcm pipe)" } ?? "error (ssh pipe)")
+            + (disk.map { "; the disk itself: " + format($0, .gigabits) + " (dd, fdatasync)" } ?? "")
         var cells = (ratio: "—", met: "—")
         var pmCell = cell(pm.status)
         if pm.status == .ok {
@@ -103,6 +105,22 @@ extension BenchRun {
         row(name, "+\(format(added50, .milliseconds)) p50, +\(format(added99, .milliseconds)) p99",
             "\(format(idle50, .milliseconds)) p50, \(format(idle99, .milliseconds)) p99 (PeerMesh, no file)",
             "—", target, added99 <= 50 ? "yes" : "no")
+    }
+
+    /// How fast this machine's disk takes the file durably (`dd … conv=fdatasync` into the work directory, where
+    /// the receivers write): PeerMesh's receiver syncs before it reports a file complete, so this bounds its rate,
+    /// while scp does not sync and the ssh pipe writes nothing. Nil (and an error) when dd failed.
+    private func durableWriteRate(size: Double) throws -> Double? {
+        let label = "disk-dd"
+        let target = "\(work)/dd-dst.bin"
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        let dd = try runForeground(label, timeout: 600, in: work,
+                                   ["dd", "if=\(sourceFile)", "of=\(target)", "bs=1M", "conv=fdatasync", "status=none"])
+        guard dd.exitCode == 0 else {
+            fail(label, "dd into the work directory failed")
+            return nil
+        }
+        return size * 8 / dd.wallSeconds
     }
 
     /// The random file shared by scp, file and latency-under-load.
