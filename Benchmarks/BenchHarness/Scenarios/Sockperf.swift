@@ -45,7 +45,7 @@ extension BenchRun {
         row("CPU per 64 B message, sender + receiver (user + system time)",
             perMessage.map { fixed($0, 2) + " µs" } ?? cell(pm.status == .ok ? .error : pm.status),
             basePerMessage.map { fixed($0, 2) + " µs (sockperf tp + sr)" } ?? "error",
-            perMessage.flatMap { pm in basePerMessage.map { fixed(pm / $0, 2) + "×" } } ?? "—", "—", "—")
+            perMessage.flatMap { own in basePerMessage.map { fixed(own / $0, 2) + "×" } } ?? "—", "—", "—")
     }
 
     /// CPU seconds of every process of one side of a message scenario, and the messages they moved.
