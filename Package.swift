@@ -126,7 +126,7 @@ let package = Package(
         .executableTarget(
             name: "peermesh-meshpeer",
             dependencies: [
-                "PeerMesh",
+                "PeerMesh", "PeerMeshCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

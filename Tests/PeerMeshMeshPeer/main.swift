@@ -36,7 +36,8 @@
 import Crypto
 import Foundation
 import NIOCore
-import PeerMesh
+@testable import PeerMesh
+@testable import PeerMeshCore
 import NIOPosix
 import Synchronization
 
@@ -355,6 +356,12 @@ final class Peer: Sendable {
             guard let security = await session.security(of: try member(args[0])) else { throw Failure("not a member") }
             return ["event": "security", "peer": args[0], "link": security.linkCode ?? "", "e2e": security.endToEndCode ?? "",
                     "encrypted": security.isEncrypted.map { $0 ? "yes" : "no" } ?? "unknown"]
+        case ("knows", 2):
+            // Whether this member's link state holds the link between the two named members (both ends claim it):
+            // a test that cuts a path first waits until the other path is known, as a user's traffic would.
+            let a = try member(args[0]), b = try member(args[1]), core = session.core
+            let known = try await core.loop.submit { core.machine.mesh.knowsLink(between: a.keyID, and: b.keyID) }.get()
+            return ["event": "knows", "peer": args[0], "route": known ? "yes" : "no"]
         case ("route", 1):
             let peer = try member(args[0])
             let route: String = switch await session.route(to: peer) {

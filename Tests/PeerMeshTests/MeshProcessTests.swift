@@ -230,6 +230,9 @@ struct MeshProcessTests {
             let route = try await alice.route(to: "dave", within: 10) { $0 == "via:bob" || $0 == "via:carol" }
             #expect(route == "via:bob" || route == "via:carol", "\(route)")
             let (relay, other) = route == "via:bob" ? (bob, carol) : (carol, bob)
+            // The other path must be known before the relay dies (dave's record may still be on its way): with no
+            // path left, A would rightly report the messages undelivered instead of re-sending them.
+            #expect(await alice.knowsLink(between: other.name, and: "dave"), "A never learnt the path through \(other.name)")
 
             let count = 1000
             let sent = try await alice.command("send dave \(count) reliable 300 \(relay.child.pid)", within: 60)

@@ -72,6 +72,16 @@ final class MeshPeerProcess: Sendable {
         }
     }
 
+    /// Waits (bounded) until this member's link state holds the link between members `a` and `b`.
+    func knowsLink(between a: String, and b: String, within seconds: Double = 10) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while true {
+            if (try? await command("knows \(a) \(b)"))?.route == "yes" { return true }
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     /// Waits (bounded) until this member reports `member` connected.
     func sees(_ member: String, after: Int = 0, within seconds: Double = 15) async -> Bool {
         await event(after: after, within: seconds, containing: "\"event\":\"peer\"", "\"peer\":\"\(member)\"", "\"state\":\"connected\"") != nil
