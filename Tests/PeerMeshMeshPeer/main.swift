@@ -361,7 +361,7 @@ final class Peer: Sendable {
             // a test that cuts a path first waits until the other path is known, as a user's traffic would.
             let a = try member(args[0]), b = try member(args[1]), core = session.core
             let known = try await core.loop.submit { core.machine.mesh.knowsLink(between: a.keyID, and: b.keyID) }.get()
-            return ["event": "knows", "peer": args[0], "route": known ? "yes" : "no"]
+            return ["event": "knows", "peer": args[0], "known": known]
         case ("route", 1):
             let peer = try member(args[0])
             let route: String = switch await session.route(to: peer) {

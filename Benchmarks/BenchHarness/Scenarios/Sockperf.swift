@@ -41,7 +41,8 @@ extension BenchRun {
             for (run, output) in zip(pm.runs, pm.outputs) { cost.add(run, messages: try output.number("messages")) }
             if let serve = pm.serve { cost.add(serve, messages: 0) }
         }
-        let perMessage = cost.microsecondsPerMessage, basePerMessage = port == nil ? nil : baselineCost.microsecondsPerMessage
+        // A baseline repetition that failed leaves no figure (as for the rate), not one from the others.
+        let perMessage = cost.microsecondsPerMessage, basePerMessage = baseline == nil ? nil : baselineCost.microsecondsPerMessage
         row("CPU per 64 B message, sender + receiver (user + system time)",
             perMessage.map { fixed($0, 2) + " µs" } ?? cell(pm.status == .ok ? .error : pm.status),
             basePerMessage.map { fixed($0, 2) + " µs (sockperf tp + sr)" } ?? "error",

@@ -73,13 +73,8 @@ final class MeshPeerProcess: Sendable {
     }
 
     /// Waits (bounded) until this member's link state holds the link between members `a` and `b`.
-    func knowsLink(between a: String, and b: String, within seconds: Double = 10) async -> Bool {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while true {
-            if (try? await command("knows \(a) \(b)"))?.route == "yes" { return true }
-            if ContinuousClock.now >= deadline { return false }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
+    func knowsLink(between a: String, and b: String, within limit: Duration = .seconds(10)) async -> Bool {
+        await eventually(timeout: limit) { (try? await command("knows \(a) \(b)"))?.known == true }
     }
 
     /// Waits (bounded) until this member reports `member` connected.
@@ -102,6 +97,7 @@ struct MeshPeerLine: Decodable, Sendable {
     var peer: String?
     var state: String?
     var route: String?
+    var known: Bool?
     var code: String?
     var found: [String]?
     var from: String?
