@@ -340,6 +340,11 @@ open class MCSession: NSObject, @unchecked Sendable {
                     delegate.session(session, didFinishReceivingResourceWithName: name, fromPeer: MCPeerID(remote: peer), at: nil, withError: MCError(error))
                 }
             }
+        case .resourceOffered(let offer):
+            // MC receives every resource; its sessions never ask (`asksBeforeReceiving` stays off).
+            try? offer.accept()
+        case .resourceSendChanged:
+            break   // MC reports an outgoing resource only through its Progress and completion handler
         case .streamOpened(let name, let peer, let bytes):
             let stream = Unchecked(PeerInputStream(bytes: bytes))
             await callDelegate { session, delegate in

@@ -78,6 +78,8 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let resourceRefused = Code("resourceRefused")
         /// A transfer failed for another reason (see the message).
         public static let transferFailed = Code("transferFailed")
+        /// A resource offer can no longer be answered: it was answered already, or its sender withdrew it.
+        public static let offerClosed = Code("offerClosed")
     }
 
     /// What went wrong.

@@ -111,6 +111,22 @@ struct ResourceNameTests {
         #expect(ResourceName.sanitize(raw) == expected)
     }
 
+    @Test(arguments: [
+        ("holiday/day 1/a.jpg", "holiday/day 1/a.jpg"),
+        ("../../etc/passwd", "etc/passwd"),
+        ("/abs/x", "abs/x"),
+        ("a\\b\\c.txt", "a/b/c.txt"),
+        ("sub/../../x", "sub/x"),
+        ("./.hidden/.f", "hidden/f"),
+        ("dir/", "dir"),
+        ("a/b/c/d/e/f/g/h/i/j/file", "c/d/e/f/g/h/i/j/file"),
+        ("x\u{202E}/y", "x/y"),
+        ("resource/file", "resource/file"),
+    ])
+    func sanitizePathKeepsFoldersButNeverClimbsOut(raw: String, expected: String) {
+        #expect(ResourceName.sanitizePath(raw) == expected)
+    }
+
     @Test func longNamesAreCutKeepingTheExtension() {
         let long = String(repeating: "é", count: 500) + ".tar.gz"
         let name = ResourceName.sanitize(long)

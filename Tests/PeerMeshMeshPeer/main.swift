@@ -240,6 +240,10 @@ final class Peer: Sendable {
                 Output.emit(fields)
             case .received(let data, let peer):
                 ledgers.withLock { $0[peer.displayName, default: Ledger()].record(data, from: peer.displayName) }
+            case .resourceOffered(let offer):
+                try? offer.accept()
+            case .resourceSendChanged:
+                break
             case .resourceStarted:
                 break
             case .undelivered(let messages, let peer, let reason):

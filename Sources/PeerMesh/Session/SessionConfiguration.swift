@@ -58,6 +58,9 @@ extension Session {
         public var receivingDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("PeerMesh Downloads", isDirectory: true)
         /// Whether peers may send us resources; when false every offer is refused (the sender gets `resourceRefused`).
         public var acceptsIncomingResources = true
+        /// Whether each offered resource is first reported as `.resourceOffered`, for the app (or its user) to accept
+        /// or decline, instead of being received at once. The sender waits for the answer.
+        public var asksBeforeReceiving = false
         /// The largest resource taken from a peer, in bytes (default 4 GiB); larger offers are refused before any
         /// byte is written, as are offers that would not fit in the receiving directory's free space.
         public var maximumIncomingResourceSize: UInt64 = 4 << 30
@@ -65,7 +68,9 @@ extension Session {
         public var maximumConcurrentTransfers = 8
         /// Most open streams with one peer, per direction; more fail with `transferLimit`.
         public var maximumConcurrentStreams = 256
-        /// How long a resource whose link dropped waits for the same peer to reconnect and resume it.
+        /// How long a resource whose link dropped waits for the same peer to reconnect and resume it. A receiver
+        /// keeps the partial file that long, also across runs: the same file offered again by the same peer (even
+        /// after either side restarted) continues where it stopped.
         public var resumeWindow: Duration = .seconds(600)
         /// Bytes a resource sender may run ahead of our disk writes (per resource; bounds receive memory).
         public var resourceWindow: UInt32 = 4 * 1024 * 1024

@@ -51,6 +51,12 @@ public enum SessionEvent: Sendable {
     /// `peerDisconnected` may be followed by a new `resourceStarted` for the same file if the sender reconnects
     /// within the resume window.
     case resourceFinished(name: String, from: PeerID, result: Result<URL, PeerMeshError>)
+    /// A peer offers us a file and asks first (`Configuration.asksBeforeReceiving`): answer with `accept()` or
+    /// `decline()`. A file we partly hold from an interrupted transfer resumes without a new offer.
+    case resourceOffered(ResourceOffer)
+    /// A resource we send changed phase: offered and waiting for the receiver's answer, sending (perhaps resumed),
+    /// or interrupted until the receiver is back. `progress` is the one `sendResource` returned for it.
+    case resourceSendChanged(name: String, to: PeerID, progress: Progress, phase: ResourceSendPhase)
     /// A peer opened a named byte stream to us; read `bytes` (in order, ends when the sender finishes).
     case streamOpened(name: String, from: PeerID, bytes: ByteStream)
 }

@@ -16,30 +16,89 @@ actor FileSink {
     private let queue = FileQueue(label: "peermesh.resource.write")
     nonisolated var unownedExecutor: UnownedSerialExecutor { queue.asUnownedSerialExecutor() }
     let partialURL: URL
+    /// The partial file's name in the hidden directory.
+    nonisolated var fileName: String { partialURL.lastPathComponent }
     private let directory: URL
     private var fd: Int32
     /// Bytes written (and hashed) so far.
     private(set) var offset: UInt64 = 0
     private var hasher = SHA256()
 
-    /// Creates an empty partial file for transfer `id` from `sender` under `directory`.
-    init(directory: URL, sender: PeerID, id: UInt64) throws(PeerMeshError) {
+    /// The hidden directory of partial files under `directory`.
+    static func partialDirectory(in directory: URL) -> URL {
+        directory.appendingPathComponent(".peermesh-partial", isDirectory: true)
+    }
+
+    /// The partial file's name for `name` of `size` bytes from `sender`: the same on every run, so a transfer
+    /// interrupted when either side quit finds its bytes again when the file is offered anew; bound to the sender's
+    /// key, so nobody else can add to it.
+    static func partialName(sender: PeerID, name: String, size: UInt64) -> String {
+        var hasher = SHA256()
+        hasher.update(data: sender.keyID)
+        withUnsafeBytes(of: size.bigEndian) { hasher.update(bufferPointer: $0) }
+        hasher.update(data: Array(name.utf8))
+        return hasher.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + ".part"
+    }
+
+    /// Opens the partial file `fileName` under `directory`: emptied when `resuming` is false, else kept as it is
+    /// (call `adoptExisting()` before writing).
+    init(directory: URL, fileName: String, resuming: Bool) throws(PeerMeshError) {
         self.directory = directory
-        let partials = directory.appendingPathComponent(".peermesh-partial", isDirectory: true)
+        let partials = Self.partialDirectory(in: directory)
         do {
             try FileManager.default.createDirectory(at: partials, withIntermediateDirectories: true)
         } catch {
             throw PeerMeshError(.fileAccess, "Cannot create the receiving directory \(directory.path); set Configuration.receivingDirectory to a writable place.", underlying: error)
         }
-        let senderHex = sender.id.prefix(16)
-        partialURL = partials.appendingPathComponent("\(senderHex)-\(String(id, radix: 16)).part")
-        fd = open(partialURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        partialURL = partials.appendingPathComponent(fileName)
+        fd = open(partialURL.path, O_WRONLY | O_CREAT | (resuming ? 0 : O_TRUNC) | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw PeerMeshError(.fileAccess, "Cannot create \(partialURL.path): \(String(cString: strerror(errno))).")
         }
     }
 
-    deinit { if fd >= 0 { close(fd) } }
+    /// Takes the bytes the partial file already holds (left by an earlier run) as received: hashes them and
+    /// continues after them.
+    func adoptExisting() throws(PeerMeshError) {
+        guard let reader = FileHandle(forReadingAtPath: partialURL.path) else {
+            throw PeerMeshError(.fileAccess, "Cannot read \(partialURL.path) to resume it.")
+        }
+        defer { try? reader.close() }
+        hasher = SHA256()
+        offset = 0
+        while true {
+            let block: Data
+            do { block = try reader.read(upToCount: 1 << 20) ?? Data() } catch {
+                throw PeerMeshError(.fileAccess, "Cannot read \(partialURL.path) to resume it.", underlying: error)
+            }
+            if block.isEmpty { break }
+            hasher.update(data: block)
+            offset += UInt64(block.count)
+        }
+    }
+
+    /// Removes partial files under `directory` untouched for `age` or longer: transfers nobody resumed in time.
+    static func removeStalePartials(in directory: URL, olderThan age: TimeInterval) {
+        let partials = partialDirectory(in: directory)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: partials.path) else { return }
+        let cutoff = Date().addingTimeInterval(-age)
+        for name in names where name.hasSuffix(".part") {
+            let path = partials.appendingPathComponent(name).path
+            if let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < cutoff {
+                unlink(path)
+            }
+        }
+    }
+
+    /// Whether the partial file `fileName` under `directory` was written to within `age`: an interrupted transfer
+    /// that may still be resumed.
+    static func resumablePartial(in directory: URL, fileName: String, within age: TimeInterval) -> Bool {
+        let path = partialDirectory(in: directory).appendingPathComponent(fileName).path
+        guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date else { return false }
+        return modified >= Date().addingTimeInterval(-age)
+    }
+
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// The space of the file system that holds `directory` (or its nearest existing ancestor, before the directory
     /// is created); nil when that cannot be told.
@@ -74,13 +133,22 @@ actor FileSink {
     func digest() -> [UInt8] { Array(hasher.finalize()) }
 
     /// Flushes the file to disk (a delayed allocation failure shows up here, not later) and links it into the
-    /// receiving directory under `name`, or `name (2)`, `name (3)`... when taken.
+    /// receiving directory under `name` (a relative path: its folders are created), or `name (2)`, `name (3)`...
+    /// when taken.
     func commit(name: String) throws(PeerMeshError) -> URL {
         guard fdatasync(fd) == 0 else { throw Self.writeError(errno, path: partialURL.path) }
-        close(fd)
-        fd = -1
+        close()
+        var folder = directory
+        var file = name
+        if let slash = name.lastIndex(of: "/") {
+            folder = directory.appendingPathComponent(String(name[..<slash]), isDirectory: true)
+            file = String(name[name.index(after: slash)...])
+            do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
+                throw PeerMeshError(.fileAccess, "Cannot create the folder \(folder.path) for the received file.", underlying: error)
+            }
+        }
         for attempt in 1...10_000 {
-            let candidate = directory.appendingPathComponent(ResourceName.alternative(name, attempt: attempt), isDirectory: false)
+            let candidate = folder.appendingPathComponent(ResourceName.alternative(file, attempt: attempt), isDirectory: false)
             if link(partialURL.path, candidate.path) == 0 {
                 unlink(partialURL.path)
                 return candidate
@@ -89,7 +157,16 @@ actor FileSink {
                 throw PeerMeshError(.fileAccess, "Cannot move the received file to \(candidate.path): \(String(cString: strerror(errno))).")
             }
         }
-        throw PeerMeshError(.fileAccess, "Every name like \(name) is taken in \(directory.path); make room and send again.")
+        throw PeerMeshError(.fileAccess, "Every name like \(file) is taken in \(folder.path); make room and send again.")
+    }
+
+    /// Closes the partial file and leaves it where it is, for a later run to resume (`removeStalePartials` clears
+    /// it once it is too old).
+    nonisolated func keepLater() { run { $0.close() } }
+
+    private func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
     }
 
     /// `discard()` after the writes queued before it: callable from anywhere.
@@ -97,8 +174,7 @@ actor FileSink {
 
     /// Closes and removes the partial file.
     func discard() {
-        if fd >= 0 { close(fd) }
-        fd = -1
+        close()
         unlink(partialURL.path)
     }
 

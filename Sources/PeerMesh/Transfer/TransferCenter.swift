@@ -28,6 +28,9 @@ final class TransferCenter {
     private var outgoing: [UInt64: OutgoingResource] = [:]
     private var incoming: [TransferKey: IncomingResource] = [:]
     private var partials: [TransferKey: PartialResource] = [:]
+    private var offers: [TransferKey: PendingOffer] = [:]
+    /// Whether partial files earlier runs left too long ago were removed (once, at the first offer).
+    private var sweptStalePartials = false
     private var outStreams: [UInt64: OutgoingStream] = [:]
     private var inStreams: [TransferKey: IncomingStream] = [:]
     /// Chunk payload bytes handed to links (tests compare it with file sizes to see what a resume re-sent).
@@ -103,6 +106,7 @@ final class TransferCenter {
             switch action {
             case .sendOpen:
                 send(transfer.id, to: transfer.peer, .open(kind: .resource, size: source.size, name: transfer.name))
+                report(transfer, .awaitingAnswer)
             case .restartHash(let offset, let generation):
                 transfer.progress.completedUnitCount = Int64(clamping: offset)
                 source.run { source in
@@ -148,6 +152,10 @@ final class TransferCenter {
         }
     }
 
+    private func report(_ transfer: OutgoingResource, _ phase: ResourceSendPhase) {
+        transport?.emit(.resourceSendChanged(name: transfer.name, to: transfer.peer, progress: transfer.progress, phase: phase))
+    }
+
     /// A block of the file was read: unless the machine moved on meanwhile, its chunks go out.
     private func readCompleted(outgoing id: UInt64, _ block: ByteBuffer, at offset: UInt64, generation: Int) {
         guard outgoing[id] != nil, let next = outgoing[id]!.machine.readCompleted(generation: generation) else { return }
@@ -188,11 +196,22 @@ final class TransferCenter {
     // MARK: Receiving resources
 
     private func openIncomingResource(_ key: TransferKey, size: UInt64, name: String) {
-        guard incoming[key] == nil else { return }
-        if let partial = partials.removeValue(forKey: key) {
+        guard incoming[key] == nil, offers[key] == nil else { return }
+        let directory = configuration.receivingDirectory
+        let resumeWindow = TimeInterval(configuration.resumeWindow.components.seconds)
+        if !sweptStalePartials {
+            sweptStalePartials = true
+            FileSink.removeStalePartials(in: directory, olderThan: resumeWindow)
+        }
+        let policy = IncomingResourcePolicy(acceptsResources: configuration.acceptsIncomingResources,
+                                            maximumSize: configuration.maximumIncomingResourceSize)
+        let fileName = FileSink.partialName(sender: key.peer, name: name, size: size)
+        // The same file from the same sender, interrupted earlier: resume it without asking again (the person took
+        // it already), from the bytes we hold. Kept by this run, or left on disk by an earlier one.
+        if let held = partials.first(where: { $0.key == key || $0.value.fileName == fileName })?.key {
+            let partial = partials.removeValue(forKey: held)!
             partial.expiry.cancel()
-            if partial.rawName == name, partial.size == size {
-                // Resume: answer with however much the partial file holds once its queued writes are done.
+            if partial.rawName == name, partial.size == size, policy.refusal(size: size, space: nil, committed: 0) == nil {
                 let sink = partial.sink
                 let hop = self.hop
                 sink.run { sink in
@@ -203,20 +222,78 @@ final class TransferCenter {
             }
             partial.sink.discardLater()
         }
-        guard incoming.keys.filter({ $0.peer == key.peer }).count < configuration.maximumConcurrentTransfers else {
+        let inUse = incoming.values.contains { $0.sink.fileName == fileName }
+        if !inUse, policy.refusal(size: size, space: nil, committed: 0) == nil,
+           FileSink.resumablePartial(in: directory, fileName: fileName, within: resumeWindow) {
+            return resumeFromDisk(key, name: name, size: size, fileName: fileName)
+        }
+        guard incoming.keys.filter({ $0.peer == key.peer }).count + offers.keys.filter({ $0.peer == key.peer }).count
+                < configuration.maximumConcurrentTransfers else {
             return reject(key, .transferLimit, "we already receive \(configuration.maximumConcurrentTransfers) resources from you")
         }
-        let policy = IncomingResourcePolicy(acceptsResources: configuration.acceptsIncomingResources,
-                                            maximumSize: configuration.maximumIncomingResourceSize)
         let committed = incoming.values.reduce(UInt64(0)) { $0 + ($1.machine.size - $1.machine.written) }
-        if let refusal = policy.refusal(size: size, space: FileSink.space(near: configuration.receivingDirectory), committed: committed) {
+        if let refusal = policy.refusal(size: size, space: FileSink.space(near: directory), committed: committed) {
             return reject(key, refusal.reason, refusal.message)
         }
+        // A second copy of a file still arriving gets a partial file of its own (not resumable across runs).
+        let partialName = inUse ? fileName.replacingOccurrences(of: ".part", with: "-\(String(key.id, radix: 16)).part") : fileName
+        guard configuration.asksBeforeReceiving else {
+            return startFresh(key, name: name, size: size, fileName: partialName)
+        }
+        let hop = self.hop
+        let offer = ResourceOffer(name: ResourceName.sanitizePath(name), size: size, peer: key.peer) { accepted in
+            hop { $0.answered(key, accepted: accepted) }
+        }
+        offers[key] = PendingOffer(rawName: name, size: size, fileName: partialName, offer: offer)
+        transport?.emit(.resourceOffered(offer))
+    }
+
+    /// The app answered the offer under `key` (if it is still pending: a withdrawn offer's answer throws first).
+    private func answered(_ key: TransferKey, accepted: Bool) {
+        guard let pending = offers.removeValue(forKey: key) else { return }
+        guard accepted else { return reject(key, .refused, "the receiver declined it.") }
+        startFresh(key, name: pending.rawName, size: pending.size, fileName: pending.fileName)
+    }
+
+    /// Withdraws the offer under `key`, if any, telling the app why.
+    private func withdrawOffer(_ key: TransferKey, _ error: PeerMeshError) {
+        guard let pending = offers.removeValue(forKey: key) else { return }
+        pending.offer.withdraw()
+        transport?.emit(.resourceFinished(name: pending.offer.name, from: key.peer, result: .failure(error)))
+    }
+
+    private func startFresh(_ key: TransferKey, name: String, size: UInt64, fileName: String) {
         do {
-            let sink = try FileSink(directory: configuration.receivingDirectory, sender: key.peer, id: key.id)
+            let sink = try FileSink(directory: configuration.receivingDirectory, fileName: fileName, resuming: false)
             startIncoming(key, name: name, size: size, sink: sink, offset: 0)
         } catch {
             reject(key, .fileAccess, error.message)
+        }
+    }
+
+    /// Resumes from a partial file an earlier run left: its bytes are read back (and hashed) off the loop first.
+    private func resumeFromDisk(_ key: TransferKey, name: String, size: UInt64, fileName: String) {
+        let sink: FileSink
+        do { sink = try FileSink(directory: configuration.receivingDirectory, fileName: fileName, resuming: true) } catch {
+            return reject(key, .fileAccess, error.message)
+        }
+        let hop = self.hop
+        sink.run { sink in
+            do {
+                try sink.adoptExisting()
+                let offset = sink.offset
+                hop { center in
+                    // A partial file longer than the file cannot be this file's start: begin again.
+                    guard offset <= size else {
+                        sink.discardLater()
+                        return center.startFresh(key, name: name, size: size, fileName: fileName)
+                    }
+                    center.startIncoming(key, name: name, size: size, sink: sink, offset: offset)
+                }
+            } catch {
+                sink.discardLater()
+                hop { $0.reject(key, .fileAccess, Self.typed(error).message) }
+            }
         }
     }
 
@@ -411,6 +488,7 @@ final class TransferCenter {
         case .accept(let offset, let window):
             if outgoing[id]?.peer == peer {
                 update(outgoing: id) { $0.accepted(offset: offset, window: window) }
+                if let transfer = outgoing[id], !transfer.machine.isFinished { report(transfer, .sending(from: offset)) }
             } else if outStreams[id]?.peer == peer, let opened = outStreams[id]!.opened {
                 outStreams[id]!.opened = nil
                 outStreams[id]!.machine.accepted(window: window)
@@ -452,6 +530,8 @@ final class TransferCenter {
                 update(incoming: key, serial: serial) { $0.peerReset(reason, message: message) }
             } else if inStreams[key] != nil {
                 failIncomingStream(key, reason.error(message), tell: nil)
+            } else if offers[key] != nil {
+                withdrawOffer(key, reason.error(message))
             } else if let partial = partials.removeValue(forKey: key) {
                 partial.drop()
             }
@@ -471,7 +551,9 @@ final class TransferCenter {
         let hop = self.hop
         for id in Array(outgoing.keys) where outgoing[id]?.peer == peer {
             update(outgoing: id) { $0.linkLost(now: now) }
-            guard let resumeWindow = outgoing[id]?.machine.resumeWindow else { continue }
+            guard let transfer = outgoing[id], transfer.machine.isSuspended else { continue }
+            let resumeWindow = transfer.machine.resumeWindow
+            report(transfer, .interrupted(until: Date().addingTimeInterval(Double(resumeWindow.nanoseconds) / 1e9)))
             outgoing[id]!.expiry?.cancel()
             outgoing[id]!.expiry = loop.scheduleTask(in: resumeWindow) {
                 hop { $0.update(outgoing: id) { $0.tick(now: .now()) } }
@@ -480,6 +562,9 @@ final class TransferCenter {
         let lost = PeerMeshError(.peerDisconnected, "The peer left before the transfer finished.")
         for (id, stream) in outStreams where stream.peer == peer { end(stream: id, lost, tell: nil) }
         for key in inStreams.keys where key.peer == peer { failIncomingStream(key, lost, tell: nil) }
+        for key in offers.keys where key.peer == peer {
+            withdrawOffer(key, PeerMeshError(.peerDisconnected, "The sender left before the offer was answered."))
+        }
         for (key, transfer) in incoming where key.peer == peer {
             finish(transfer)
             let sink = transfer.sink
@@ -506,7 +591,7 @@ final class TransferCenter {
         }
     }
 
-    /// The session is closing: everything fails and every partial file is removed.
+    /// The session is closing: everything fails; partial files stay for a later run to resume.
     func closeAll() {
         let closed = PeerMeshError(.sessionClosed, "The session was disconnected before the transfer finished.")
         for transfer in outgoing.values {
@@ -515,12 +600,19 @@ final class TransferCenter {
         }
         for id in outStreams.keys { end(stream: id, closed, tell: nil) }
         for key in inStreams.keys { failIncomingStream(key, closed, tell: nil) }
+        // What we were receiving stays on disk: the same file offered again within the resume window, by this
+        // sender, to a later run, continues from there.
         for transfer in incoming.values {
             transfer.progress.cancellationHandler = nil
-            transfer.sink.discardLater()
+            transfer.sink.keepLater()
         }
         incoming = [:]
-        for partial in partials.values { partial.drop() }
+        for partial in partials.values {
+            partial.expiry.cancel()
+            partial.sink.keepLater()
+        }
         partials = [:]
+        for pending in offers.values { pending.offer.withdraw() }
+        offers = [:]
     }
 }

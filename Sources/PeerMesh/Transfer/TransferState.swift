@@ -49,7 +49,7 @@ struct IncomingResource {
         self.key = key
         self.serial = serial
         self.rawName = rawName
-        self.name = ResourceName.sanitize(rawName)
+        self.name = ResourceName.sanitizePath(rawName)
         self.sink = sink
         self.progress = Progress(totalUnitCount: Int64(clamping: size))
         self.progress.completedUnitCount = Int64(clamping: offset)
@@ -63,12 +63,22 @@ struct PartialResource {
     let size: UInt64
     let sink: FileSink
     let expiry: Scheduled<Void>
+    var fileName: String { sink.fileName }
 
     /// Gives up on the resume: no expiry any more, and the partial file goes.
     func drop() {
         expiry.cancel()
         sink.discardLater()
     }
+}
+
+/// A resource offered to us that waits for the app's answer (`Configuration.asksBeforeReceiving`).
+struct PendingOffer {
+    let rawName: String
+    let size: UInt64
+    /// The partial file it will be written to once accepted.
+    let fileName: String
+    let offer: ResourceOffer
 }
 
 /// A stream we write: its machine, and the promises the app waits on.

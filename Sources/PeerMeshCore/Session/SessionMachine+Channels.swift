@@ -41,6 +41,12 @@ extension SessionMachine {
         members[handle].fragmenter = MessageFragmenter()
         members[handle].reassembler = nil
         members[handle].channelLink = nil
+        // Its transfers were the predecessor's, and what they sent since the member came back (a resumed offer)
+        // waited for this channel and was just dropped: they let go and offer again, to the new process.
+        if members[handle].announced {
+            out.append(.event(.transfersSuspended(members[handle].peer)))
+            out.append(.event(.transfersResumable(members[handle].peer)))
+        }
         for (message, ticket) in waiting {
             members[handle].parked.append(contentsOf: channelItems(message, to: handle, mode: .reliable, ticket: ticket))
         }

@@ -4,6 +4,23 @@ public enum ResourceName {
     public static let maximumBytes = 200
     /// The name used when nothing usable is left.
     public static let fallback = "resource"
+    /// The most folders a name may keep above its file (`a/b/c/file` keeps three).
+    public static let maximumFolders = 8
+
+    /// A relative path inside the receiving directory that can never point outside it: the name's components
+    /// (either slash separates them), each made safe as `sanitize` makes a single name; components that are empty,
+    /// `.` or `..` are dropped, and at most `maximumFolders` folders are kept above the file (the deepest ones).
+    /// A folder sent file by file (`holiday/day 1/a.jpg`) so arrives as a folder; a plain name stays as it is.
+    public static func sanitizePath(_ raw: String) -> String {
+        let parts = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).map(String.init)
+        let file = sanitize(parts.last ?? "")
+        let folders = parts.dropLast().compactMap { part -> String? in
+            let folder = sanitize(part)
+            // `..`, `.` and names of only dots or hidden characters come back as the fallback: drop them.
+            return folder == fallback && part.trimmingSpaces() != fallback ? nil : folder
+        }
+        return (folders.suffix(maximumFolders) + [file]).joined(separator: "/")
+    }
 
     /// A single path component that can never point outside the directory it is joined to: the last component
     /// of `raw` (either slash), without control characters (C0, DEL, C1) or bidirectional controls (which make
