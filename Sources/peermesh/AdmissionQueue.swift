@@ -13,6 +13,8 @@ struct AdmissionRequest: Sendable {
         case invitation
         /// A member of the room introduced it; we reach it through relays.
         case member(via: PeerID)
+        /// Not a join: a member offers a file (`--files ask`).
+        case file(name: String, size: UInt64)
     }
 
     /// Who asks to join.

@@ -43,6 +43,15 @@ enum EventPrinter {
             return "received \(name) from \(peer.displayName) (SHA-256 verified) → \(url.path)"
         case .resourceFinished(let name, let peer, .failure(let error)):
             return "\(name) from \(peer.displayName) failed: \(UserWords.explain(error))"
+        case .resourceOffered(let offer):
+            return "\(offer.peer.displayName) offers \(offer.name) (\(ProgressBar.bytes(Int64(clamping: offer.size))))"
+        case .resourceSendChanged(let name, let peer, _, .awaitingAnswer):
+            return "offered \(name) to \(peer.displayName); waiting for the answer"
+        case .resourceSendChanged(let name, let peer, let progress, .sending(let offset)):
+            return offset > 0 ? "sending \(name) to \(peer.displayName), resuming at \(ProgressBar.bytes(Int64(clamping: offset))) of \(ProgressBar.bytes(progress.totalUnitCount))"
+                              : "sending \(name) to \(peer.displayName)"
+        case .resourceSendChanged(let name, let peer, _, .interrupted(let until)):
+            return "\(name) to \(peer.displayName) interrupted; it resumes if \(peer.displayName) is back by \(RoomOutput.clock(until))"
         case .streamOpened(let name, let peer, _):
             return "\(peer.displayName) opened a stream \(name)"
         }

@@ -20,6 +20,12 @@ struct RoomOptions: ParsableArguments {
     @Option(help: ByteCount.maximumFileSizeHelp)
     var maxFileSize: ByteCount = .defaultMaximumFileSize
 
+    @Option(help: FilePolicy.help)
+    var files: FilePolicy?
+
+    /// The file policy in force (`--files`, or its default for how we are run).
+    var filePolicy: FilePolicy { FilePolicy.resolved(files, interactive: !json && LiveScreen.isPossible) }
+
     /// The receiving directory: the option, else a `PeerMesh` folder in the user's download directory, else
     /// `PeerMesh Downloads` in the current directory.
     var downloadsDirectory: URL {
@@ -71,16 +77,21 @@ final class Room: Sendable {
     /// Acknowledgements as they arrive. Bounded: in an interactive room nobody waits for them, so old ones drop.
     private let acks: AsyncStream<(id: String, peer: PeerID)>
     private let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
-    /// Incoming files on the live terminal's status line, by sender and name (the same name may come twice).
-    private let incoming = NIOLockedValueBox<[String: [Int]]>([:])
+    /// What happens to files others send (`--files`).
+    let files: FilePolicy
+    /// Files on their way, numbered for `/transfers` and `/cancel`.
+    let transfers = NIOLockedValueBox(RoomTransfers())
+    /// The person's answer for the rest of a folder, by sender and folder (`--files ask`).
+    let folderAnswers = NIOLockedValueBox<[String: Bool]>([:])
 
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
-    init(session: Session, serviceType: String, accept: AcceptPolicy, output: RoomOutput) throws(PeerMeshError) {
+    init(session: Session, serviceType: String, accept: AcceptPolicy, files: FilePolicy, output: RoomOutput) throws(PeerMeshError) {
         _ = try ServiceType(serviceType)
         self.session = session
         self.serviceType = serviceType
         self.accept = accept
+        self.files = files
         self.output = output
         self.trust = TrustOnFirstUse(file: .default, output: output)
         (acks, ackSink) = AsyncStream.makeStream(of: (id: String, peer: PeerID).self, bufferingPolicy: .bufferingNewest(256))
@@ -122,7 +133,7 @@ final class Room: Sendable {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.followSession(); return false }
             group.addTask { await self.followAdvertiser(); return false }
-            if accept == .ask {
+            if accept == .ask || files == .ask {
                 group.addTask { await self.expireRequests(); return false }
             }
             group.addTask {
@@ -218,14 +229,21 @@ final class Room: Sendable {
             await listPeers()
             return true
         case "/help":
-            writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file, /peers lists members, /quit leaves.")
-            writeLine("Join requests (--accept ask): y/n answers the one shown, /accept N|NAME and /decline N|NAME any of them, /requests lists them.")
+            writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file or folder, /peers lists members, /quit leaves.")
+            writeLine("/transfers lists files on their way, /cancel N stops one, /cancel all of them (on both sides).")
+            writeLine("Questions (join requests with --accept ask, files with --files ask): y/n answers the one shown, /accept N and /decline N any of them, /requests lists them.")
             if Console.live != nil {
                 writeLine("Tab completes @names (a name with spaces comes out as @\"Dan Smith\"), commands and paths; Up and Down recall earlier lines.")
             }
             return true
         case let command where command.hasPrefix("/send"):
             Task { await sendFile(command) }
+            return true
+        case "/transfers":
+            listTransfers()
+            return true
+        case let command where command == "/cancel" || command.hasPrefix("/cancel "):
+            cancelTransfers(String(command.dropFirst("/cancel".count)))
             return true
         case let command where command.hasPrefix("/"):
             output.error("Unknown command \(command.split(separator: " ").first ?? ""); /help lists them.")
@@ -269,7 +287,7 @@ final class Room: Sendable {
             return
         }
         do {
-            try await sendFile(at: URL(fileURLWithPath: (rest as NSString).expandingTildeInPath), to: recipients)
+            try await send(FileBatch([URL(fileURLWithPath: (rest as NSString).expandingTildeInPath)]), to: recipients)
         } catch let error as CLIError {
             output.error(error.description)
         } catch let error as PeerMeshError {
@@ -277,48 +295,6 @@ final class Room: Sendable {
         } catch {
             output.error("\(error)")
         }
-    }
-
-    /// Sends a file to `recipients` at once, on the status line of a live terminal; returns when every one of them has
-    /// verified it (SHA-256) and holds it at its final name.
-    @discardableResult
-    func sendFile(at url: URL, to recipients: [PeerID]) async throws -> Int {
-        guard !recipients.isEmpty else { throw CLIError("Nobody else is in the room; the file was not sent.") }
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
-              let size = (attributes[.size] as? NSNumber)?.int64Value, FileManager.default.isReadableFile(atPath: url.path) else {
-            throw CLIError("Cannot read \(url.path): check the path and its permissions.")
-        }
-        let name = url.lastPathComponent
-        output.event("file-sending", ["file": .string(name), "bytes": .number(size), "to": .int(recipients.count)],
-                     human: "sending \"\(name)\" (\(ProgressBar.bytes(size))) to \(recipients.map(\.displayName).joined(separator: ", "))")
-        let progresses = NIOLockedValueBox<[Progress]>([])
-        // On a live terminal the status line follows the bytes sent to every recipient together.
-        let screen = Console.live
-        let transfer = screen?.beginTransfer(name: name, direction: .sending, total: size * Int64(recipients.count)) {
-            progresses.withLockedValue { $0.reduce(0) { $0 + $1.completedUnitCount } }
-        }
-        let failures = await withTaskGroup(of: (PeerID, PeerMeshError?).self) { group in
-            for peer in recipients {
-                group.addTask {
-                    let outcome = await attempt { () async throws(PeerMeshError) in
-                        try await self.session.sendResource(at: url, name: name, to: peer) { progress in
-                            progresses.withLockedValue { $0.append(progress) }
-                        }
-                    }
-                    if case .failure(let error) = outcome { return (peer, error) }
-                    return (peer, nil)
-                }
-            }
-            return await group.reduce(into: [(PeerID, PeerMeshError)]()) { if let error = $1.1 { $0.append(($1.0, error)) } }
-        }
-        if let screen, let transfer { screen.endTransfer(transfer, summary: true) }
-        for (peer, error) in failures {
-            output.error("\"\(name)\" to \(peer.displayName) failed: \(UserWords.sendFailure(error))", code: error.code)
-        }
-        guard failures.isEmpty else { throw CLIError("\"\(name)\" did not reach \(failures.count) of \(recipients.count) member(s).") }
-        output.event("file-sent", ["file": .string(name), "to": .int(recipients.count)],
-                     human: "\"\(name)\" delivered and verified by \(recipients.count) member(s)")
-        return recipients.count
     }
 
     private func listPeers() async {
@@ -373,6 +349,7 @@ final class Room: Sendable {
             case .peerChanged(_, .notConnected(let reason?)) where reason.code == .sessionClosed:
                 break   // we are the one leaving: every member "leaves" us at once, which is no news to the person
             case .peerChanged(let peer, .notConnected(let reason)):
+                forgetFolderAnswers(of: peer)
                 var fields = RoomOutput.fields(peer)
                 let why = UserWords.leaveReason(reason)
                 if let why, let reason {
@@ -392,19 +369,14 @@ final class Room: Sendable {
                 case .ack:
                     ackSink.yield((message.id, peer))
                 }
+            case .resourceOffered(let offer):
+                if files == .ask { offered(offer) } else { try? offer.accept() }
+            case .resourceSendChanged(let file, let peer, let progress, let phase):
+                sendChanged(file, to: peer, progress, phase)
             case .resourceStarted(let file, let peer, let progress):
-                output.event("file-started", RoomOutput.fields(peer).merging(["file": .string(file)]) { $1 },
-                             human: "receiving \"\(file)\" from \(peer.displayName)…")
-                followIncoming(file, from: peer, progress)
-            case .resourceFinished(let file, let peer, .success(let url)):
-                incomingEnded(file, from: peer)
-                output.event("file-received", RoomOutput.fields(peer).merging(["file": .string(file), "path": .string(url.path)]) { $1 },
-                             human: "received \"\(file)\" from \(peer.displayName) (SHA-256 verified) → \(url.path)")
-            case .resourceFinished(let file, let peer, .failure(let error)):
-                incomingEnded(file, from: peer)
-                let why = UserWords.receiveFailure(error, downloads: session.configuration.receivingDirectory)
-                output.event("file-failed", RoomOutput.fields(peer).merging(["file": .string(file), "message": .string(why), "code": .string(error.code.name)]) { $1 },
-                             human: "\"\(file)\" from \(peer.displayName) failed: \(why)")
+                started(file, from: peer, progress)
+            case .resourceFinished(let file, let peer, let result):
+                finished(file, from: peer, result)
             case .streamOpened(let stream, let peer, let bytes):
                 // Rooms exchange messages and files; another app's stream is read and dropped so it cannot stall.
                 output.event("stream-ignored", RoomOutput.fields(peer).merging(["stream": .string(stream)]) { $1 },
@@ -423,23 +395,6 @@ final class Room: Sendable {
                              human: "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(why)")
             }
         }
-    }
-
-    /// Shows an incoming file on the live terminal's status line until it ends.
-    private func followIncoming(_ file: String, from peer: PeerID, _ progress: Progress) {
-        guard let screen = Console.live else { return }
-        let id = screen.beginTransfer(name: file, direction: .receiving, total: progress.totalUnitCount) { progress.completedUnitCount }
-        incoming.withLockedValue { $0["\(peer.id)/\(file)", default: []].append(id) }
-    }
-
-    private func incomingEnded(_ file: String, from peer: PeerID) {
-        let id = incoming.withLockedValue { incoming -> Int? in
-            let key = "\(peer.id)/\(file)"
-            guard incoming[key]?.isEmpty == false else { return nil }
-            defer { if incoming[key]?.isEmpty == true { incoming[key] = nil } }
-            return incoming[key]?.removeFirst()
-        }
-        if let id { Console.live?.endTransfer(id, summary: false) }
     }
 
     private func followAdvertiser() async {

@@ -101,8 +101,8 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "A message to deliver.")
     var message: String?
 
-    @Option(help: "A file to deliver (each member verifies its SHA-256).")
-    var file: String?
+    @Option(help: "A file or folder to deliver (each member verifies every file's SHA-256); repeat it for several. If a member leaves first, the command fails; run it again to continue where it stopped.")
+    var file: [String] = []
 
     @Option(help: "Seconds to find the room, to be let in, and then to wait for acknowledgements.")
     var timeout: Double = 10
@@ -112,11 +112,12 @@ struct SendCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runRoom {
-            guard message != nil || file != nil else { throw CLIError("Give --message, --file or both.", exitCode: 2) }
-            if let file, !FileManager.default.isReadableFile(atPath: file) {
-                throw CLIError("Cannot read \(file): check the path and its permissions.", exitCode: 2)
+            guard message != nil || !file.isEmpty else { throw CLIError("Give --message, --file or both.", exitCode: 2) }
+            let batch: FileBatch?
+            do throws(CLIError) { batch = file.isEmpty ? nil : try FileBatch(file.map { URL(fileURLWithPath: $0) }) } catch {
+                throw CLIError(error.description, exitCode: 2)
             }
-            let room = try makeRoom(session, options, accept: .none)
+            let room = try makeRoom(session, options, accept: .none, oneShot: true)
             let output = room.output, mesh = room.session
             let (identity, member) = try await enterRoom(RoomSelector(self.room), session: mesh, serviceType: options.serviceType,
                                                          through: nil, timeout: timeout, answerTimeout: nil,
@@ -126,7 +127,7 @@ struct SendCommand: AsyncParsableCommand {
             defer { following.cancel() }
             await room.settle()
             // On a terminal a file's progress shows on a status line; no input is read.
-            let screen = file != nil && !options.json && LiveScreen.isPossible ? LiveScreen.start(readsInput: false, historyFile: nil) : nil
+            let screen = batch != nil && !options.json && LiveScreen.isPossible ? LiveScreen.start(readsInput: false, historyFile: nil) : nil
             Console.route(through: screen)
             func release() async {
                 await screen?.stop()
@@ -138,8 +139,8 @@ struct SendCommand: AsyncParsableCommand {
                     output.event("delivered", identity.fields.merging(["to": .int(count)]) { $1 },
                                  human: "delivered to \(count) member(s) of \"\(identity.name)\" (through \(member.displayName))")
                 }
-                if let file {
-                    try await room.sendFile(at: URL(fileURLWithPath: file), to: mesh.connectedPeers)
+                if let batch {
+                    try await room.send(batch, to: mesh.connectedPeers)
                 }
             } catch {
                 await release()
@@ -163,18 +164,30 @@ struct Announcement {
 
 /// The session and the room for `host`, `join` or `send`, the admission policy in place before the first member can
 /// arrive.
-func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, accept: AcceptPolicy) throws -> Room {
-    try Room(session: makeSession(options, roomOptions), serviceType: roomOptions.serviceType, accept: accept,
-             output: RoomOutput(json: roomOptions.json))
+func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, accept: AcceptPolicy, oneShot: Bool = false) throws -> Room {
+    var configuration = try sessionConfiguration(options, roomOptions)
+    // `send` leaves when it is done: a member that goes away fails the file at once (its command exits non-zero), and
+    // the same command run again later resumes from what the member kept.
+    if oneShot { configuration.resumeWindow = .zero }
+    let session = try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
+    return try Room(session: session, serviceType: roomOptions.serviceType, accept: accept, files: roomOptions.filePolicy,
+                    output: RoomOutput(json: roomOptions.json))
 }
 
 /// The session the room options describe (`browse` needs only this).
 func makeSession(_ options: SessionOptions, _ roomOptions: RoomOptions) throws -> Session {
+    try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference,
+                configuration: sessionConfiguration(options, roomOptions))
+}
+
+/// The session configuration the room options describe.
+private func sessionConfiguration(_ options: SessionOptions, _ roomOptions: RoomOptions) throws -> Session.Configuration {
     var configuration = options.configuration()
     configuration.maximumPeers = roomOptions.maxPeers
     configuration.receivingDirectory = roomOptions.downloadsDirectory
     configuration.maximumIncomingResourceSize = roomOptions.maxFileSize.bytes
-    return try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
+    roomOptions.filePolicy.apply(to: &configuration)
+    return configuration
 }
 
 /// Advertises the room so others can join through us, announces it, warns about a download folder that cannot be

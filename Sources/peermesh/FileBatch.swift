@@ -1,0 +1,77 @@
+import Foundation
+
+/// What one `/send` or `send --file` sends: files and whole folders, as the list of files that go (a folder's
+/// files keep their place under the folder's name, `holiday/day 1/a.jpg`, so they arrive as a folder).
+struct FileBatch: Sendable, Equatable {
+    /// One file of the batch.
+    struct Item: Sendable, Equatable {
+        /// Where it is here.
+        var url: URL
+        /// The name it is sent under: the file's own name, or its path under the folder that was named.
+        var name: String
+        /// Its size in bytes.
+        var size: Int64
+    }
+
+    /// The files, in the order they go (a folder's sorted by path).
+    var items: [Item]
+    /// How the batch is called in lines and on the status line: the file's or folder's name, or `3 files`.
+    var label: String
+
+    /// Bytes in all.
+    var totalBytes: Int64 { items.reduce(0) { $0 + $1.size } }
+
+    /// The files under `urls`: each a file or a folder (whose files are found at any depth; hidden ones and links
+    /// are left out, as a person copying a folder expects). Throws a sentence that names what cannot be sent.
+    init(_ urls: [URL]) throws(CLIError) {
+        let manager = FileManager.default
+        var items: [Item] = []
+        for url in urls {
+            var isDirectory: ObjCBool = false
+            guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+                throw CLIError("Cannot read \(url.path): check the path and its permissions.")
+            }
+            guard isDirectory.boolValue else {
+                items.append(try Self.item(url, name: url.lastPathComponent))
+                continue
+            }
+            let folder = url.standardizedFileURL
+            guard let walker = manager.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
+                                                  options: [.skipsHiddenFiles]) else {
+                throw CLIError("Cannot read the folder \(url.path): check its permissions.")
+            }
+            var found: [Item] = []
+            for case let file as URL in walker {
+                let values = try? file.resourceValues(forKeys: [.isRegularFileKey, .isSymbolicLinkKey])
+                guard values?.isRegularFile == true, values?.isSymbolicLink != true else { continue }
+                let relative = file.standardizedFileURL.path.dropFirst(folder.path.count).drop { $0 == "/" }
+                found.append(try Self.item(file, name: folder.lastPathComponent + "/" + relative))
+            }
+            guard !found.isEmpty else { throw CLIError("The folder \(url.path) has no files to send.") }
+            items += found.sorted { $0.name < $1.name }
+        }
+        guard !items.isEmpty else { throw CLIError("Name a file or folder to send.") }
+        self.items = items
+        if urls.count == 1 {
+            label = urls[0].standardizedFileURL.lastPathComponent
+        } else {
+            label = "\(items.count) files"
+        }
+    }
+
+    private static func item(_ url: URL, name: String) throws(CLIError) -> Item {
+        guard FileManager.default.isReadableFile(atPath: url.path),
+              let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber else {
+            throw CLIError("Cannot read \(url.path): check the path and its permissions.")
+        }
+        return Item(url: url, name: name, size: size.int64Value)
+    }
+
+    /// `"notes.txt" (1.2 KiB)`, `folder "holiday" (12 files, 30 MiB)` or `3 files (5 MiB)`.
+    var description: String {
+        let bytes = ProgressBar.bytes(totalBytes)
+        if items.count == 1, !items[0].name.contains("/") { return "\"\(label)\" (\(bytes))" }
+        if items.allSatisfy({ $0.name.hasPrefix(label + "/") }) { return "folder \"\(label)\" (\(items.count) files, \(bytes))" }
+        return "\(items.count) files (\(bytes))"
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import NIOConcurrencyHelpers
+import PeerMesh
+
+/// Files in the room, both ways: batches we send (a file, a folder, several files) with one status line, files
+/// offered to us (`--files ask`), what we receive, `/transfers` and `/cancel`, and interruptions that resume.
+extension Room {
+    // MARK: Sending
+
+    /// Sends `batch` to `recipients` at once (each gets its files one after another), on one status line of a live
+    /// terminal; returns when every recipient verified (SHA-256) and holds every file, else throws what failed.
+    @discardableResult
+    func send(_ batch: FileBatch, to recipients: [PeerID]) async throws -> Int {
+        guard !recipients.isEmpty else { throw CLIError("Nobody else is in the room; nothing was sent.") }
+        output.event("file-sending", ["file": .string(batch.label), "files": .int(batch.items.count), "bytes": .number(batch.totalBytes),
+                                      "to": .int(recipients.count)],
+                     human: "sending \(batch.description) to \(recipients.map(\.displayName).joined(separator: ", "))")
+        let numbers = transfers.withLockedValue { table in
+            recipients.map { table.add(.sending, name: batch.label, peer: $0, total: batch.totalBytes) }
+        }
+        let screen = Console.live
+        let transfers = self.transfers
+        let line = screen?.beginTransfer(name: batch.label, direction: .sending, total: batch.totalBytes * Int64(recipients.count)) {
+            transfers.withLockedValue { table in numbers.reduce(0) { $0 + table.completed($1) } }
+        }
+        let failures = await withTaskGroup(of: (PeerID, PeerMeshError?, Bool).self) { group in
+            for (peer, number) in zip(recipients, numbers) {
+                group.addTask { await self.send(batch, to: peer, number: number) }
+            }
+            return await group.reduce(into: [(PeerID, PeerMeshError, Bool)]()) { if let error = $1.1 { $0.append(($1.0, error, $1.2)) } }
+        }
+        if let screen, let line { screen.endTransfer(line, summary: true) }
+        transfers.withLockedValue { table in numbers.forEach { table.remove($0) } }
+        for (peer, error, cancelledHere) in failures {
+            reportSendFailure(batch.label, to: peer, error, cancelledHere: cancelledHere)
+        }
+        guard failures.isEmpty else { throw CLIError("\"\(batch.label)\" did not reach \(failures.count) of \(recipients.count) member(s).") }
+        output.event("file-sent", ["file": .string(batch.label), "files": .int(batch.items.count), "to": .int(recipients.count)],
+                     human: "\(batch.description) delivered and verified by \(recipients.count) member(s)")
+        return recipients.count
+    }
+
+    /// Sends the batch's files to one member in turn; the first error that ends the batch for it (with whether we
+    /// cancelled it here), else nil. A file that fails on its own (it changed while being read, arrived damaged)
+    /// does not stop the others; its error is still the batch's.
+    private func send(_ batch: FileBatch, to peer: PeerID, number: Int) async -> (PeerID, PeerMeshError?, Bool) {
+        var failure: PeerMeshError?
+        for item in batch.items {
+            if transfers.withLockedValue({ $0.entries[number]?.cancelled ?? true }) { break }
+            let transfers = self.transfers
+            let outcome = await attempt { () async throws(PeerMeshError) in
+                try await self.session.sendResource(at: item.url, name: item.name, to: peer) { progress in
+                    transfers.withLockedValue { $0.attach(progress, to: number) }
+                }
+            }
+            guard case .failure(let error) = outcome else { continue }
+            failure = failure ?? error
+            let endsBatch: Set<PeerMeshError.Code> = [.cancelled, .peerDisconnected, .notConnected, .sessionClosed, .resourceRefused, .diskFull]
+            if endsBatch.contains(error.code) {
+                failure = error
+                break
+            }
+            output.error("\"\(item.name)\" to \(peer.displayName) failed: \(UserWords.sendFailure(error))", code: error.code)
+        }
+        return (peer, failure, transfers.withLockedValue { $0.entries[number]?.cancelled ?? false })
+    }
+
+    private func reportSendFailure(_ label: String, to peer: PeerID, _ error: PeerMeshError, cancelledHere: Bool) {
+        let why: String
+        if cancelledHere, error.code == .cancelled {
+            why = "you cancelled it."
+        } else if error.code == .cancelled {
+            why = "\(peer.displayName) cancelled it."
+        } else if error.code == .peerDisconnected {
+            why = "\(peer.displayName) left before it was complete; send it again when they are back: it continues where it stopped."
+        } else {
+            why = UserWords.sendFailure(error)
+        }
+        output.error("\"\(label)\" to \(peer.displayName) failed: \(why)", code: error.code)
+    }
+
+    /// A resource we send changed phase: say when a member keeps us waiting, went away, or came back.
+    func sendChanged(_ name: String, to peer: PeerID, _ progress: Progress, _ phase: ResourceSendPhase) {
+        guard let number = transfers.withLockedValue({ $0.number(of: progress) }) else { return }
+        switch phase {
+        case .awaitingAnswer:
+            // Most members answer at once (they accept files); say we wait only when someone has to decide.
+            Task {
+                try? await Task.sleep(for: .seconds(1))
+                let waiting = transfers.withLockedValue { table in
+                    table.entries[number]?.progresses.last === progress && progress.completedUnitCount == 0 && !progress.isCancelled
+                        && !progress.isFinished && table.markWaitingShown(number)
+                }
+                if waiting {
+                    output.event("file-waiting", RoomOutput.fields(peer).merging(["file": .string(name), "number": .int(number)]) { $1 },
+                                 human: "waiting for \(peer.displayName) to accept \"\(name)\" — /cancel \(number) withdraws it")
+                }
+            }
+        case .sending(let offset):
+            let resumed = transfers.withLockedValue { $0.setInterrupted(number, false) }
+            if resumed || offset > 0 {
+                output.event("file-resumed", RoomOutput.fields(peer).merging(["file": .string(name), "offset": .number(Int64(clamping: offset)), "number": .int(number)]) { $1 },
+                             human: offset > 0 ? "resuming \"\(name)\" to \(peer.displayName) at \(percent(Int64(clamping: offset), of: progress.totalUnitCount))"
+                                               : "sending \"\(name)\" to \(peer.displayName) again from the start (they no longer had the part sent before)")
+            }
+        case .interrupted(let until):
+            guard transfers.withLockedValue({ $0.setInterrupted(number, true) }) else { return }
+            let minutes = max(1, Int((until.timeIntervalSinceNow / 60).rounded()))
+            output.event("file-interrupted", RoomOutput.fields(peer).merging(["file": .string(name), "direction": "sending", "number": .int(number),
+                                                                              "resumes_until": .string(until.formatted(.iso8601))]) { $1 },
+                         human: "\"\(name)\" to \(peer.displayName) interrupted at \(percent(progress.completedUnitCount, of: progress.totalUnitCount)) — it resumes if \(peer.displayName) comes back within \(minutes) min (by \(RoomOutput.clock(until)))")
+        }
+    }
+
+    // MARK: Receiving
+
+    /// A file offered under `--files ask`: a numbered question (y/n), unless the person already answered for the
+    /// folder it belongs to.
+    func offered(_ offer: ResourceOffer) {
+        let folder = offer.name.split(separator: "/").first.map { "\(offer.peer.id)/\($0)" }
+        let inFolder = offer.name.contains("/")
+        if inFolder, let folder, let answer = folderAnswers.withLockedValue({ $0[folder] }) {
+            if answer { try? offer.accept() } else { try? offer.decline() }
+            return
+        }
+        let answers = folderAnswers
+        ask(AdmissionRequest(peer: offer.peer, kind: .file(name: offer.name, size: offer.size), verificationCode: "",
+                             isExpired: { !offer.isOpen },
+                             accept: { () throws(PeerMeshError) in
+                                 try offer.accept()
+                                 if inFolder, let folder { answers.withLockedValue { $0[folder] = true } }
+                             },
+                             decline: { () throws(PeerMeshError) in
+                                 try offer.decline()
+                                 if inFolder, let folder { answers.withLockedValue { $0[folder] = false } }
+                             }))
+    }
+
+    /// A file started (or resumed) arriving: numbered, with its size, on the status line of a live terminal.
+    func started(_ file: String, from peer: PeerID, _ progress: Progress) {
+        let number = transfers.withLockedValue { $0.add(.receiving, name: file, peer: peer, total: progress.totalUnitCount, progress: progress) }
+        let size = ProgressBar.bytes(progress.totalUnitCount)
+        let resumed = progress.completedUnitCount > 0
+        output.event("file-started", RoomOutput.fields(peer).merging(["file": .string(file), "bytes": .number(progress.totalUnitCount),
+                                                                      "offset": .number(progress.completedUnitCount), "number": .int(number)]) { $1 },
+                     human: resumed ? "resuming \"\(file)\" from \(peer.displayName) at \(percent(progress.completedUnitCount, of: progress.totalUnitCount)) of \(size) — /cancel \(number) stops it"
+                                    : "receiving \"\(file)\" (\(size)) from \(peer.displayName) — /cancel \(number) stops it")
+        guard let screen = Console.live else { return }
+        let line = screen.beginTransfer(name: file, direction: .receiving, total: progress.totalUnitCount) { progress.completedUnitCount }
+        transfers.withLockedValue { $0.setStatusLine(line, of: number) }
+    }
+
+    /// A file from `peer` ended: saved, interrupted (it may resume), cancelled (by whom), or failed.
+    func finished(_ file: String, from peer: PeerID, _ result: Result<URL, PeerMeshError>) {
+        // The oldest file of that name from that peer: a withdrawn offer has none, and its question says so itself.
+        guard let entry = transfers.withLockedValue({ table in table.receiving(file, from: peer).flatMap { table.remove($0) } }) else { return }
+        if let line = entry.statusLine { Console.live?.endTransfer(line, summary: false) }
+        var fields = RoomOutput.fields(peer).merging(["file": .string(file), "number": .int(entry.number)]) { $1 }
+        switch result {
+        case .success(let url):
+            fields["path"] = .string(url.path)
+            output.event("file-received", fields, human: "received \"\(file)\" from \(peer.displayName) (SHA-256 verified) → \(url.path)")
+        case .failure(let error) where error.code == .peerDisconnected:
+            let minutes = max(1, Int(session.configuration.resumeWindow.components.seconds / 60))
+            let done = entry.progresses.last.map { percent($0.completedUnitCount, of: $0.totalUnitCount) } ?? "0%"
+            fields["direction"] = "receiving"
+            output.event("file-interrupted", fields,
+                         human: "\"\(file)\" from \(peer.displayName) interrupted at \(done) — it resumes if \(peer.displayName) comes back within \(minutes) min")
+        case .failure(let error) where error.code == .cancelled:
+            fields["by"] = .string(entry.cancelled ? "you" : peer.displayName)
+            output.event("file-cancelled", fields, human: entry.cancelled ? "you cancelled \"\(file)\" from \(peer.displayName)"
+                                                                           : "\(peer.displayName) cancelled \"\(file)\"")
+        case .failure(let error):
+            let why = UserWords.receiveFailure(error, downloads: session.configuration.receivingDirectory)
+            fields["message"] = .string(why)
+            fields["code"] = .string(error.code.name)
+            output.event("file-failed", fields, human: "\"\(file)\" from \(peer.displayName) failed: \(why)")
+        }
+    }
+
+    /// A member left: what we would take from its folders is asked again next time.
+    func forgetFolderAnswers(of peer: PeerID) {
+        folderAnswers.withLockedValue { answers in answers = answers.filter { !$0.key.hasPrefix("\(peer.id)/") } }
+    }
+
+    // MARK: Commands
+
+    /// `/transfers`: what is being sent and received, with the numbers `/cancel` takes.
+    func listTransfers() {
+        let entries = transfers.withLockedValue { table in table.entries.values.sorted { $0.number < $1.number }.map { ($0, table.completed($0.number)) } }
+        if entries.isEmpty { output.event("transfers", ["count": 0], human: "nothing is being sent or received") }
+        for (entry, done) in entries {
+            let way = entry.direction == .sending ? "sending \"\(entry.name)\" to" : "receiving \"\(entry.name)\" from"
+            let state = entry.interrupted ? "interrupted" : percent(done, of: entry.total)
+            output.event("transfer", RoomOutput.fields(entry.peer).merging([
+                "number": .int(entry.number), "file": .string(entry.name), "direction": .string(entry.direction == .sending ? "sending" : "receiving"),
+                "bytes": .number(entry.total), "done": .number(done), "interrupted": .bool(entry.interrupted),
+            ]) { $1 }, human: "#\(entry.number) \(way) \(entry.peer.displayName) — \(state)")
+        }
+    }
+
+    /// `/cancel [N|NAME|all]`: stops those transfers on both sides (all of them when none is named).
+    func cancelTransfers(_ words: String) {
+        let (numbers, progresses) = transfers.withLockedValue { table -> ([Int], [Progress]) in
+            guard let numbers = table.select(words) else { return ([], []) }
+            return (numbers, table.cancel(numbers))
+        }
+        guard !numbers.isEmpty else {
+            let nothing = transfers.withLockedValue { $0.entries.isEmpty }
+            output.error(nothing ? "Nothing is being sent or received." : "No transfer \(words.trimmingCharacters(in: .whitespaces)); /transfers lists them.")
+            return
+        }
+        progresses.forEach { $0.cancel() }
+    }
+
+    private func percent(_ done: Int64, of total: Int64) -> String {
+        total > 0 ? "\(Int(Double(done) / Double(total) * 100))%" : "100%"
+    }
+}

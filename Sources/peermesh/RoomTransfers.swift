@@ -1,0 +1,104 @@
+import Foundation
+import PeerMesh
+
+/// The room's transfers under the numbers `/transfers` shows and `/cancel` takes: each batch we send to one member
+/// (a file, a folder or several files) and each file we receive.
+///
+/// A value; the room keeps it under a lock. `Progress` objects are the library's handles: cancelling one stops that
+/// file on both sides.
+struct RoomTransfers: Sendable {
+    /// Which way a transfer goes.
+    enum Direction: Sendable, Equatable { case sending, receiving }
+
+    /// One numbered transfer.
+    struct Entry: Sendable {
+        let number: Int
+        let direction: Direction
+        /// The batch's label (sending) or the file's name (receiving).
+        let name: String
+        let peer: PeerID
+        /// Bytes in all (every file of a batch).
+        let total: Int64
+        /// Every file's progress so far (the last is the one in flight).
+        var progresses: [Progress] = []
+        /// Cancelled here: no further file of the batch starts, and its end is reported as our own doing.
+        var cancelled = false
+        /// Interrupted (the member left); cleared when it resumes.
+        var interrupted = false
+        /// The live terminal's status line showing it (received files; a batch's line is its sender's).
+        var statusLine: Int?
+        /// Whether "waiting for … to accept" was said.
+        var waitingShown = false
+    }
+
+    private(set) var entries: [Int: Entry] = [:]
+    private var nextNumber = 1
+
+    /// Adds a transfer and returns its number.
+    mutating func add(_ direction: Direction, name: String, peer: PeerID, total: Int64, progress: Progress? = nil) -> Int {
+        defer { nextNumber += 1 }
+        entries[nextNumber] = Entry(number: nextNumber, direction: direction, name: name, peer: peer, total: total,
+                                    progresses: progress.map { [$0] } ?? [])
+        return nextNumber
+    }
+
+    /// Records the progress of the batch's next file.
+    mutating func attach(_ progress: Progress, to number: Int) { entries[number]?.progresses.append(progress) }
+
+    /// Takes a transfer off the list.
+    @discardableResult
+    mutating func remove(_ number: Int) -> Entry? { entries.removeValue(forKey: number) }
+
+    /// The transfer a file's `Progress` belongs to.
+    func number(of progress: Progress) -> Int? {
+        entries.values.first { $0.progresses.contains { $0 === progress } }?.number
+    }
+
+    /// The file being received as `name` from `peer` (the oldest, when the same name comes twice).
+    func receiving(_ name: String, from peer: PeerID) -> Int? {
+        entries.values.filter { $0.direction == .receiving && $0.name == name && $0.peer == peer }.map(\.number).min()
+    }
+
+    /// Marks a transfer interrupted or resumed; returns whether that changed anything.
+    mutating func setInterrupted(_ number: Int, _ interrupted: Bool) -> Bool {
+        guard entries[number] != nil, entries[number]!.interrupted != interrupted else { return false }
+        entries[number]!.interrupted = interrupted
+        return true
+    }
+
+    /// Records the status line that shows a transfer.
+    mutating func setStatusLine(_ line: Int, of number: Int) { entries[number]?.statusLine = line }
+
+    /// Notes that the wait for an answer was said; false when it was already (or the transfer is gone).
+    mutating func markWaitingShown(_ number: Int) -> Bool {
+        guard entries[number]?.waitingShown == false else { return false }
+        entries[number]!.waitingShown = true
+        return true
+    }
+
+    /// Bytes done by a transfer so far (every file of the batch).
+    func completed(_ number: Int) -> Int64 {
+        entries[number]?.progresses.reduce(0) { $0 + $1.completedUnitCount } ?? 0
+    }
+
+    /// What `/cancel` with `words` names: every transfer for none or `all`, else the one numbered or those whose name
+    /// is given. Nil when nothing matches.
+    func select(_ words: String) -> [Int]? {
+        let selector = words.trimmingCharacters(in: .whitespaces)
+        let chosen: [Int] = switch selector {
+        case "", "all": Array(entries.keys)
+        case let text where Int(text.hasPrefix("#") ? String(text.dropFirst()) : text) != nil:
+            entries.keys.filter { $0 == Int(text.hasPrefix("#") ? String(text.dropFirst()) : text) }
+        default: entries.values.filter { $0.name == selector }.map(\.number)
+        }
+        return chosen.isEmpty ? nil : chosen.sorted()
+    }
+
+    /// Marks the transfers cancelled and returns the progress to cancel for each (the file in flight).
+    mutating func cancel(_ numbers: [Int]) -> [Progress] {
+        numbers.compactMap { number in
+            entries[number]?.cancelled = true
+            return entries[number]?.progresses.last
+        }
+    }
+}
