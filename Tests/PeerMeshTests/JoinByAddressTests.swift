@@ -102,7 +102,7 @@ struct JoinWithoutDiscoveryByAddressTests {
         let joiner = try TestPeer("joiner")
         let error = await peerMeshError { try await joiner.session.connect(toHost: "127.0.0.1", port: port, timeout: .seconds(5)) }
         #expect(error?.code == .connectionFailed)
-        #expect(error?.message.contains("127.0.0.1:\(port)") == true && error?.message.contains("connection refused") == true,
+        #expect(error?.message.hasPrefix("Could not reach 127.0.0.1:\(port): connection refused") == true,
                 "\(String(describing: error))")
         #expect(await joiner.log.events.isEmpty, "no peer was ever named, so none is reported")
         await joiner.shutdown()

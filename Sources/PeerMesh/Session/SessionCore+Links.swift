@@ -90,7 +90,7 @@ extension SessionCore {
     /// Whether `address` is where this session listens (the listener's port on one of our addresses).
     private func isOwnListener(_ address: SocketAddress) -> Bool {
         guard let listening = listener?.localAddress, let port = listening.port, address.port == port,
-              let bytes = address.addressBytes else { return false }
+              address.protocol == listening.protocol, let bytes = address.addressBytes else { return false }
         if let ip = listening.ipAddress, ip != "0.0.0.0", ip != "::" { return listening.addressBytes == bytes }
         if address.ipAddress?.hasPrefix("127.") == true || address.ipAddress == "::1" { return true }
         let devices = (try? System.enumerateDevices()) ?? []
@@ -135,10 +135,10 @@ extension SessionCore {
         if !machine.isMember(peer) { emit(.peerChanged(peer, .connecting)) }
         let promise = loop.makePromise(of: PeerID.self)
         let connection = OutgoingConnection(target: .peer(peer), promise: promise, awaitingAnswer: awaitingAnswer)
-        var addresses: [SocketAddress] = [], failures: [String] = []
+        var addresses: [SocketAddress] = [], failures: [OutgoingConnection.Failure] = []
         for endpoint in data.endpoints {
             do { addresses.append(try SocketAddress(ipAddress: endpoint.host, port: Int(endpoint.port))) } catch {
-                failures.append("\(endpoint): \(error)")
+                failures.append((endpoint.description, "\(error)"))
             }
         }
         attempt(addresses[...], connection, invitation: invitation, connectTimeout: connectTimeout, failures: failures)
@@ -155,7 +155,7 @@ extension SessionCore {
     }
 
     private func attempt(_ addresses: ArraySlice<SocketAddress>, _ connection: OutgoingConnection,
-                         invitation: Frame.Invitation, connectTimeout: TimeAmount, failures: [String]) {
+                         invitation: Frame.Invitation, connectTimeout: TimeAmount, failures: [OutgoingConnection.Failure]) {
         guard let address = addresses.first, !isClosed else {
             connection.promise.fail(isClosed ? Self.closedError : connection.target.unreachable(failures))
             return
@@ -168,7 +168,7 @@ extension SessionCore {
         }
         .whenFailure { [self] error in
             attempt(addresses.dropFirst(), connection, invitation: invitation, connectTimeout: connectTimeout,
-                    failures: failures + ["\(address.displayed): \(Self.why(error))"])
+                    failures: failures + [(address.displayed, Self.why(error))])
         }
     }
 
@@ -360,17 +360,21 @@ struct OutgoingConnection {
         }
 
         /// The error when no address could be connected to; `failures` says why each failed.
-        func unreachable(_ failures: [String]) -> PeerMeshError {
+        func unreachable(_ failures: [Failure]) -> PeerMeshError {
+            let each = failures.map { "\($0.address): \($0.reason)" }.joined(separator: "; ")
             switch self {
             case .peer(let peer):
-                PeerMeshError(.connectionFailed,
-                              "Could not reach \(peer) at any of its addresses (\(failures.joined(separator: "; "))); check that it is running and reachable.")
+                return PeerMeshError(.connectionFailed, "Could not reach \(peer) at any of its addresses (\(each)); check that it is running and reachable.")
             case .address(let described, _):
-                PeerMeshError(.connectionFailed,
-                              "Could not reach \(described): \(failures.joined(separator: "; ")). Check the address and port, and that the peer's session is running and listening there.")
+                // One address tried (the usual case): its reason alone, without repeating the address.
+                let why = failures.count == 1 ? failures[0].reason : each
+                return PeerMeshError(.connectionFailed, "Could not reach \(described): \(why). Check the address and port, and that the peer's session is running and listening there.")
             }
         }
     }
+
+    /// One address that could not be connected to, and why.
+    typealias Failure = (address: String, reason: String)
 
     let target: Target
     let promise: EventLoopPromise<PeerID>
