@@ -28,8 +28,10 @@ func enterByAddress(room: String?, address: JoinAddress, session: Session, answe
         return (RoomIdentity(name: room ?? "", host: host), host)
     case .failure(let error) where error.code == .invitationDeclined:
         throw declined
-    case .failure(let error) where error.code == .hostNotFound || error.code == .connectionFailed:
-        // The library's sentence names the address and what failed there (refused, no answer, no such name).
+    case .failure(let error) where error.code == .connectionFailed:
+        // The library's sentence names the address, what failed there (refused, no route, no answer) and what to check.
+        throw CLIError(UserWords.withDetail(error.message, error), exitCode: 4)
+    case .failure(let error) where error.code == .hostNotFound:
         throw CLIError("Could not join at \(address): \(UserWords.withDetail(error.message, error))", exitCode: 4)
     case .failure(let error):
         throw CLIError("Could not join at \(address): \(UserWords.explain(error))", exitCode: 5)

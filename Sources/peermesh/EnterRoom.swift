@@ -27,7 +27,9 @@ func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, 
         " To join by address, add the port `peermesh host` printed there: `\(example) \($0)`."
     } ?? ""
     let search = try RoomSearch(session: session, serviceType: serviceType)
-    do { try await search.start() } catch { throw CLIError(error.description + hint, exitCode: error.exitCode) }
+    do { try await search.start() } catch {
+        throw CLIError(error.description + (hint.isEmpty || error.description.hasSuffix(".") ? "" : ".") + hint, exitCode: error.exitCode)
+    }
     defer { search.browser.stop() }
     let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
     let directory = await search.run(until: deadline) { _, change in

@@ -54,6 +54,9 @@ struct JoinAddressTests {
         let loopback = try ConnectionData.Endpoint(address: [127, 0, 0, 1], port: 7000)
         #expect(JoinCode.reachable([lan, loopback]) == [lan])
         #expect(JoinCode.reachable([loopback]) == [loopback])
+        // Pasted as printed: an IPv4 address needs no quotes, IPv6 brackets do (they are shell patterns).
+        #expect(KnownPeersHelp.shellWord("lobby@\(lan)") == "lobby@10.77.0.1:7000")
+        #expect(KnownPeersHelp.shellWord("lobby@[::1]:7000") == "'lobby@[::1]:7000'")
     }
 
     /// The joiner is told whose key answered and that it trusts it on first use, in words.
