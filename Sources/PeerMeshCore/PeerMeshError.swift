@@ -44,6 +44,8 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let contextTooLarge = Code("contextTooLarge")
         /// No TCP connection could be made to any of the peer's addresses.
         public static let connectionFailed = Code("connectionFailed")
+        /// A host name did not resolve to any address.
+        public static let hostNotFound = Code("hostNotFound")
         /// The connection closed before the handshake finished.
         public static let connectionClosed = Code("connectionClosed")
         /// The peer left the session.

@@ -13,13 +13,23 @@ let twinSettleTime: Duration = .seconds(1)
 /// of `timeout`.
 func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, through member: String?, timeout: Double,
                answerTimeout: Double?, example: String, output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
+    if let (room, address) = selector.address {
+        if let room { _ = try RoomKeys.validate(room) }
+        return try await enterByAddress(room: room, address: address, session: session, answerWithin: answerTimeout ?? timeout, output: output)
+    }
     // A name no room can have is a typing error, said at once (a bare connection code names no room).
     if let name = selector.connectionCode.map({ $0.room }) ?? selector.roomName { _ = try RoomKeys.validate(name) }
     if let (room, code) = selector.connectionCode {
         return try await enterDirectly(room: room, code: code, session: session, answerWithin: answerTimeout ?? timeout, output: output)
     }
+    // An IP address alone was probably meant as one: say what joining by address needs.
+    let hint = JoinAddress.withPortPlaceholder(selector.text).map {
+        " To join by address, add the port `peermesh host` printed there: `\(example) \($0)`."
+    } ?? ""
     let search = try RoomSearch(session: session, serviceType: serviceType)
-    try await search.start()
+    do { try await search.start() } catch {
+        throw CLIError(error.description + (hint.isEmpty || error.description.hasSuffix(".") ? "" : ".") + hint, exitCode: error.exitCode)
+    }
     defer { search.browser.stop() }
     let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
     let directory = await search.run(until: deadline) { _, change in
@@ -29,7 +39,7 @@ func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, 
     let rooms = directory.rooms(matching: selector)
     guard rooms.count <= 1 else { throw ambiguous(selector, rooms, example: example) }
     guard let room = rooms.first else {
-        throw CLIError("No room \"\(selector)\" found within \(Int(timeout)) s; `peermesh browse` lists the rooms visible from here.", exitCode: 4)
+        throw CLIError("No room \"\(selector)\" found within \(Int(timeout)) s; `peermesh browse` lists the rooms visible from here.\(hint)", exitCode: 4)
     }
     let members = directory.members(of: room).filter { member == nil || $0.displayName == member }
     guard !members.isEmpty else {
@@ -87,7 +97,7 @@ private func askToJoin(_ peer: PeerID, answerWithin answer: Duration, output: Ro
 }
 
 /// A member that declines speaks for the room.
-private let declined = CLIError("The room's host declined to let you in.", exitCode: 5)
+let declined = CLIError("The room's host declined to let you in.", exitCode: 5)
 
 /// Several rooms share the name: list them with what to type for each.
 private func ambiguous(_ selector: RoomSelector, _ rooms: [RoomIdentity], example: String) -> CLIError {

@@ -2,15 +2,31 @@ import Foundation
 import PeerMesh
 
 /// What a host prints so others can join where discovery does not reach (multicast blocked, another subnet): the
-/// `join` command with its connection code, and with `--qr` the same as a QR code.
+/// `join` command with its connection code (with `--qr` the same as a QR code), and the `join` command with each
+/// address the listener really has.
 enum JoinCode {
-    /// Prints `peermesh join NAME@pm1.…` (a `join-code` JSON event); nothing when the listener has no address.
+    /// Prints `peermesh join NAME@pm1.…` (a `join-code` JSON event), then `peermesh join NAME@ADDRESS:PORT` for each
+    /// address (`join-address` events); nothing when the listener has no address.
     static func announce(for room: RoomIdentity, session: Session, qr: Bool, output: RoomOutput) async {
-        guard let code = try? await session.connectionData().encoded else { return }
+        guard let data = try? await session.connectionData() else { return }
+        let code = data.encoded
         let command = "peermesh join \(KnownPeersHelp.shellWord(room.name + "@" + code))"
         output.event("join-code", room.fields.merging(["code": .string(code), "command": .string(command)]) { $1 },
                      human: "without discovery, others join with: \(command)")
-        guard qr, !output.json, let symbol = QRCode(command) else { return }
-        for line in symbol.lines() { writeLine(line) }
+        if qr, !output.json, let symbol = QRCode(command) {
+            for line in symbol.lines() { writeLine(line) }
+        }
+        for endpoint in reachable(data.endpoints) {
+            let command = "peermesh join \(KnownPeersHelp.shellWord(room.name + "@" + endpoint.description))"
+            let fields: [String: JSONField] = ["address": .string(endpoint.host), "port": .int(Int(endpoint.port)), "command": .string(command)]
+            output.event("join-address", room.fields.merging(fields) { $1 },
+                         human: "or by address: \(command) — they are shown your key \(session.myPeerID.fingerprint) and a code to compare")
+        }
+    }
+
+    /// The addresses worth printing: loopback only works on this machine, so it is printed only when it is all there is.
+    static func reachable(_ endpoints: [ConnectionData.Endpoint]) -> [ConnectionData.Endpoint] {
+        let outside = endpoints.filter { !($0.address.count == 4 && $0.address[0] == 127) && $0.host != "::1" }
+        return outside.isEmpty ? endpoints : outside
     }
 }

@@ -91,7 +91,8 @@ enum KnownPeersHelp {
 
     /// `name` as one shell word, for commands printed for people to paste.
     static func shellWord(_ name: String) -> String {
-        let plain = name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || "._@+-".unicodeScalars.contains($0) }
+        // `:` is an ordinary word character in sh, bash, zsh and fish: `lobby@10.0.0.1:7000` needs no quotes.
+        let plain = name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || "._@+-:".unicodeScalars.contains($0) }
         return plain ? name : "'" + name.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

@@ -48,11 +48,16 @@ struct JoinCommand: AsyncParsableCommand {
     )
 
     @Argument(help: ArgumentHelp(
-        "The room: its name, NAME@HOST when several rooms share the name, NAME@CODE, or CODE alone.",
+        "The room: its name, NAME@HOST when several rooms share the name, NAME@CODE or CODE, NAME@ADDRESS:PORT or ADDRESS:PORT.",
         discussion: """
             HOST is the host's display name or the start of its key fingerprint (4 hex digits or more), as `peermesh browse` \
             shows them. CODE is the host's connection code (pm1.…, printed by `peermesh host`): it joins directly, without \
-            discovery, e.g. when multicast does not reach the host.
+            discovery, e.g. when multicast does not reach the host. ADDRESS:PORT (also printed by `peermesh host`) joins \
+            directly too, without knowing the host's key: you are shown the key that answered and a verification code to \
+            compare with the host, since an address proves nothing about who answers there. The port is required (a host's \
+            port is picked when it starts). ADDRESS is an IPv4 address (192.168.1.5:7000), an IPv6 address in brackets \
+            ([fe80::1%eth0]:7000), localhost, or a dotted host name (alice.local:7000). Anything else is a room name: \
+            standup:1030 is a room; a room whose name reads as an address is joined as NAME@HOST.
             """
     ))
     var room: String
@@ -95,7 +100,7 @@ struct SendCommand: AsyncParsableCommand {
         abstract: "Join a room, deliver a message to every member, wait for their acknowledgements, leave."
     )
 
-    @Option(help: "The room: its name, or NAME@HOST when several rooms share the name (see `peermesh join --help`).")
+    @Option(help: "The room: its name, NAME@HOST when several rooms share the name, a connection code or ADDRESS:PORT (see `peermesh join --help`).")
     var room: String
 
     @Option(help: "A message to deliver.")

@@ -72,7 +72,11 @@ struct RoomIdentity: Hashable, Sendable {
 }
 
 /// What a person typed to name a room: `lobby`, `lobby@alice` (host's display name), `lobby@3f2a-91` (a prefix of
-/// the host's key fingerprint, at least 4 hex digits), or `lobby@pm1.…` / `pm1.…` (the host's connection code).
+/// the host's key fingerprint, at least 4 hex digits), `lobby@pm1.…` / `pm1.…` (the host's connection code), or
+/// `lobby@192.168.1.5:7000` / `192.168.1.5:7000` (where the host listens; `JoinAddress` says what reads as one).
+///
+/// Which form wins: a connection code, then an address (the whole text, else what follows the last `@`), then a
+/// room name for discovery. A room whose name reads as an address is still found as `NAME@HOST`.
 struct RoomSelector: Sendable, CustomStringConvertible {
     /// The text as typed.
     let text: String
@@ -100,6 +104,15 @@ struct RoomSelector: Sendable, CustomStringConvertible {
         if text.hasPrefix(ConnectionData.prefix) { return (nil, text) }
         guard let at = text.lastIndex(of: "@"), text[text.index(after: at)...].hasPrefix(ConnectionData.prefix) else { return nil }
         return (String(text[..<at]), String(text[text.index(after: at)...]))
+    }
+
+    /// Where the host listens instead of a host, for networks where discovery does not reach: `lobby@HOST:PORT` as
+    /// `host` prints it, or the bare `HOST:PORT` (room name then unknown). Never for a connection code.
+    var address: (room: String?, address: JoinAddress)? {
+        guard connectionCode == nil else { return nil }
+        if let whole = JoinAddress(text) { return (nil, whole) }
+        guard let at = text.lastIndex(of: "@"), let address = JoinAddress(String(text[text.index(after: at)...])) else { return nil }
+        return (String(text[..<at]), address)
     }
 
     var description: String { text }

@@ -8,7 +8,8 @@ import PeerMeshCore
 /// A group of peers exchanging messages: Multipeer Connectivity's `MCSession`, over TCP and TLS 1.3.
 ///
 /// Peers join by invitation. Out of band: the host shares `connectionData()` and a joiner calls
-/// `connect(using:context:timeout:)`; the host's app answers the `.invitation` event. Every state change and
+/// `connect(using:context:timeout:)`, or, knowing only where the host listens, `connect(toHost:port:)`; the host's
+/// app answers the `.invitation` event. Every state change and
 /// message arrives on `events`, in causal order.
 public final class Session: Sendable {
     /// Our identity.
@@ -114,14 +115,21 @@ public final class Session: Sendable {
     @discardableResult
     public func connect(using data: ConnectionData, context: Data = Data(), timeout: Duration = .seconds(30),
                         awaitingAnswer: (@Sendable (_ verificationCode: String) -> Void)? = nil) async throws(PeerMeshError) -> PeerID {
+        let (invitation, connectTimeout) = try invitation(context: context, timeout: timeout)
+        let told = awaitingAnswer.map { told in { @Sendable (_: PeerID, code: String) in told(code) } }
+        return try await run { $0.connect(to: data, invitation: invitation, connectTimeout: connectTimeout, awaitingAnswer: told) }
+    }
+
+    /// The invitation `connect` sends (its context checked against the bound; a `timeout` of zero or less means
+    /// 30 s), and how long each TCP connection attempt may take.
+    func invitation(context: Data, timeout: Duration) throws(PeerMeshError) -> (Frame.Invitation, connectTimeout: TimeAmount) {
         guard context.count <= configuration.frameLimits.maximumContextSize else {
             throw PeerMeshError(.contextTooLarge, "The invitation context is \(context.count) bytes; the limit is \(configuration.frameLimits.maximumContextSize).")
         }
         let effective = timeout > .zero ? timeout : .seconds(30)
         let milliseconds = min(Int64(effective.components.seconds) * 1000 + effective.components.attoseconds / 1_000_000_000_000_000, Int64(UInt32.max))
         let invitation = Frame.Invitation(timeoutMilliseconds: UInt32(max(1, milliseconds)), context: Array(context))
-        let connectTimeout = min(TimeAmount(effective), .seconds(10))
-        return try await run { $0.connect(to: data, invitation: invitation, connectTimeout: connectTimeout, awaitingAnswer: awaitingAnswer) }
+        return (invitation, min(TimeAmount(effective), .seconds(10)))
     }
 
     /// Sends `data` to each of `peers`: queues it for the session's event loop and returns, suspending only while
@@ -191,7 +199,7 @@ public final class Session: Sendable {
         try? core.loop.flatSubmit { core.disconnect() }.wait()
     }
 
-    private func run<T: Sendable>(_ body: @escaping @Sendable (SessionCore) -> EventLoopFuture<T>) async throws(PeerMeshError) -> T {
+    func run<T: Sendable>(_ body: @escaping @Sendable (SessionCore) -> EventLoopFuture<T>) async throws(PeerMeshError) -> T {
         let core = self.core
         do {
             return try await core.loop.flatSubmit { body(core) }.get()

@@ -44,18 +44,77 @@ extension SessionCore {
     // MARK: Connecting
 
     func connect(to data: ConnectionData, invitation: Frame.Invitation, connectTimeout: TimeAmount,
-                 awaitingAnswer: (@Sendable (String) -> Void)?) -> EventLoopFuture<PeerID> {
+                 awaitingAnswer: OutgoingConnection.AwaitingAnswer?) -> EventLoopFuture<PeerID> {
         loop.preconditionInEventLoop()
         if isClosed { return loop.makeFailedFuture(Self.closedError) }
         let peer = data.peerID
-        if peer == identity.peerID {
-            return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "That connection data is our own; a session cannot join itself."))
-        }
-        if machine.directLink(peer.keyID) != nil || machine.isConnecting(peer) {
-            return loop.makeFailedFuture(PeerMeshError(.alreadyConnected, "\(peer) is already connected or connecting."))
+        if let refusal = refusal(toDial: peer, ownMessage: "That connection data is our own; a session cannot join itself.") {
+            return loop.makeFailedFuture(refusal)
         }
         machine.connectStarted(peer)
         return dial(data, invitation: invitation, connectTimeout: connectTimeout, upgrading: nil, awaitingAnswer: awaitingAnswer)
+    }
+
+    /// Dials `addresses` (one name's, `described`) without knowing who listens there: the peer's Hello, which proves
+    /// its key, names it; from then on the dial is the same as one of that peer (`identified`).
+    func connect(toAddresses addresses: [SocketAddress], described: String, invitation: Frame.Invitation,
+                 connectTimeout: TimeAmount, awaitingAnswer: OutgoingConnection.AwaitingAnswer?) -> EventLoopFuture<PeerID> {
+        loop.preconditionInEventLoop()
+        if isClosed { return loop.makeFailedFuture(Self.closedError) }
+        // Our own listener would answer with our own key: refuse before connecting to ourselves.
+        if let own = addresses.first(where: isOwnListener) {
+            return loop.makeFailedFuture(PeerMeshError(
+                .alreadyConnected, "\(own) is this session's own listening address; a session cannot join itself. Give the other peer's address."
+            ))
+        }
+        let learned = NIOLoopBoundBox<PeerID?>(nil, eventLoop: loop)
+        let promise = loop.makePromise(of: PeerID.self)
+        let connection = OutgoingConnection(target: .address(described, learned: learned), promise: promise, awaitingAnswer: awaitingAnswer)
+        attempt(addresses[...], connection, invitation: invitation, connectTimeout: connectTimeout, failures: [])
+        return promise.futureResult.always { [self] result in
+            // Only a dial the Hello named a peer for was announced (`identified`): only such a dial ends for a peer.
+            guard let peer = learned.value else { return }
+            dialEnded(peer, result, upgrading: nil)
+        }
+    }
+
+    /// Why `peer` cannot be dialled now (ourselves, or linked or being dialled already), or nil.
+    private func refusal(toDial peer: PeerID, ownMessage: String) -> PeerMeshError? {
+        if peer == identity.peerID { return PeerMeshError(.alreadyConnected, ownMessage) }
+        if machine.directLink(peer.keyID) != nil || machine.isConnecting(peer) {
+            return PeerMeshError(.alreadyConnected, "\(peer) is already connected or connecting.")
+        }
+        return nil
+    }
+
+    /// Whether `address` is where this session listens (the listener's port on one of our addresses).
+    private func isOwnListener(_ address: SocketAddress) -> Bool {
+        guard let listening = listener?.localAddress, let port = listening.port, address.port == port,
+              address.protocol == listening.protocol, let bytes = address.addressBytes else { return false }
+        if let ip = listening.ipAddress, ip != "0.0.0.0", ip != "::" { return listening.addressBytes == bytes }
+        if address.ipAddress?.hasPrefix("127.") == true || address.ipAddress == "::1" { return true }
+        let devices = (try? System.enumerateDevices()) ?? []
+        return devices.contains { $0.address?.addressBytes == bytes }
+    }
+
+    /// A dial by address reached a peer whose Hello proved its key: from here on it is a dial of that peer, as if the
+    /// caller had named it. Returns false (and fails the dial, closing the link) when that peer is ourselves or is
+    /// linked or being dialled already.
+    private func identified(_ peer: PeerID, on link: LinkHandler) -> Bool {
+        let id = ObjectIdentifier(link)
+        guard let connection = outgoing[id], case .address(let described, let learned) = connection.target, learned.value == nil else {
+            return true
+        }
+        if let refusal = refusal(toDial: peer, ownMessage: "\(described) is this session itself; a session cannot join itself. Give the other peer's address.") {
+            outgoing[id] = nil
+            connection.promise.fail(refusal)
+            link.leave()
+            return false
+        }
+        learned.value = peer
+        machine.connectStarted(peer)
+        if !machine.isMember(peer) { emit(.peerChanged(peer, .connecting)) }
+        return true
     }
 
     /// The machine asks for a direct link to a member it reaches through others.
@@ -69,48 +128,59 @@ extension SessionCore {
 
     /// `upgrading`: the addresses of a direct upgrade the machine asked for (its result goes back to the machine).
     private func dial(_ data: ConnectionData, invitation: Frame.Invitation, connectTimeout: TimeAmount,
-                      upgrading: [ConnectionData.Endpoint]?, awaitingAnswer: (@Sendable (String) -> Void)?) -> EventLoopFuture<PeerID> {
+                      upgrading: [ConnectionData.Endpoint]?, awaitingAnswer: OutgoingConnection.AwaitingAnswer?) -> EventLoopFuture<PeerID> {
         let peer = data.peerID
         // A member we already reach through others stays `.connected` while we add a direct link to it (an
         // upgrade): the app hears nothing about the attempt but its result.
         if !machine.isMember(peer) { emit(.peerChanged(peer, .connecting)) }
         let promise = loop.makePromise(of: PeerID.self)
-        let connection = OutgoingConnection(peer: peer, promise: promise, awaitingAnswer: awaitingAnswer)
-        attempt(data.endpoints[...], connection, invitation: invitation, connectTimeout: connectTimeout, failures: [])
-        return promise.futureResult.always { [self] result in
-            let succeeded = (try? result.get()) != nil
-            perform(machine.connectEnded(peer, endpoints: upgrading, succeeded: succeeded, now: .now()))
-            if case .failure(let error) = result, !machine.isMember(peer) {
-                emit(.peerChanged(peer, .notConnected(reason: error as? PeerMeshError)))
+        let connection = OutgoingConnection(target: .peer(peer), promise: promise, awaitingAnswer: awaitingAnswer)
+        var addresses: [SocketAddress] = [], failures: [OutgoingConnection.Failure] = []
+        for endpoint in data.endpoints {
+            do { addresses.append(try SocketAddress(ipAddress: endpoint.host, port: Int(endpoint.port))) } catch {
+                failures.append((endpoint.description, "\(error)"))
             }
+        }
+        attempt(addresses[...], connection, invitation: invitation, connectTimeout: connectTimeout, failures: failures)
+        return promise.futureResult.always { [self] result in dialEnded(peer, result, upgrading: upgrading) }
+    }
+
+    /// A dial of `peer` ended: the machine hears of it, and a peer that did not become a member is `.notConnected`.
+    private func dialEnded(_ peer: PeerID, _ result: Result<PeerID, Error>, upgrading: [ConnectionData.Endpoint]?) {
+        let succeeded = (try? result.get()) != nil
+        perform(machine.connectEnded(peer, endpoints: upgrading, succeeded: succeeded, now: .now()))
+        if case .failure(let error) = result, !machine.isMember(peer) {
+            emit(.peerChanged(peer, .notConnected(reason: error as? PeerMeshError)))
         }
     }
 
-    private func attempt(_ endpoints: ArraySlice<ConnectionData.Endpoint>, _ connection: OutgoingConnection,
-                         invitation: Frame.Invitation, connectTimeout: TimeAmount, failures: [String]) {
-        let peer = connection.peer
-        guard let endpoint = endpoints.first, !isClosed else {
-            connection.promise.fail(isClosed ? Self.closedError : PeerMeshError(
-                .connectionFailed,
-                "Could not reach \(peer) at any of its addresses (\(failures.joined(separator: "; "))); check that it is running and reachable."
-            ))
-            return
-        }
-        let address: SocketAddress
-        do { address = try SocketAddress(ipAddress: endpoint.host, port: Int(endpoint.port)) } catch {
-            attempt(endpoints.dropFirst(), connection, invitation: invitation, connectTimeout: connectTimeout,
-                    failures: failures + ["\(endpoint): \(error)"])
+    private func attempt(_ addresses: ArraySlice<SocketAddress>, _ connection: OutgoingConnection,
+                         invitation: Frame.Invitation, connectTimeout: TimeAmount, failures: [OutgoingConnection.Failure]) {
+        guard let address = addresses.first, !isClosed else {
+            connection.promise.fail(isClosed ? Self.closedError : connection.target.unreachable(failures))
             return
         }
         configuration.transport.connect(to: address, timeout: connectTimeout, on: loop, options: channelOptions) { [self] channel in
             loop.makeCompletedFuture {
-                let link = try self.configure(channel, role: .connector, expectedPeer: peer, invitation: invitation)
+                let link = try self.configure(channel, role: .connector, expectedPeer: connection.target.peer, invitation: invitation)
                 self.outgoing[ObjectIdentifier(link)] = connection
             }
         }
         .whenFailure { [self] error in
-            attempt(endpoints.dropFirst(), connection, invitation: invitation, connectTimeout: connectTimeout,
-                    failures: failures + ["\(endpoint): \(error)"])
+            attempt(addresses.dropFirst(), connection, invitation: invitation, connectTimeout: connectTimeout,
+                    failures: failures + [(address.displayed, Self.why(error))])
+        }
+    }
+
+    /// Why a TCP connection could not be made, in words that say what to check.
+    private static func why(_ error: Error) -> String {
+        if case .connectTimeout(let after)? = error as? ChannelError {
+            return "no answer within \(after.nanoseconds / 1_000_000_000) s (a firewall may drop the connection, or the machine is off)"
+        }
+        switch (error as? IOError)?.errnoCode {
+        case ECONNREFUSED: return "connection refused (nothing listens on that port)"
+        case ENETUNREACH, EHOSTUNREACH: return "no route to that address from here"
+        default: return "\(error)"
         }
     }
 
@@ -169,6 +239,7 @@ extension SessionCore {
     // MARK: LinkDelegate
 
     func link(_ link: LinkHandler, needsCertificateVerdictFor peer: VerifiedPeer) {
+        guard identified(peer.peerID, on: link) else { return }
         guard let handler = certificateHandler.withLockedValue({ $0 }) else {
             return certificateJudged(link, peer, accepted: true)
         }
@@ -188,7 +259,7 @@ extension SessionCore {
         // A late verdict changes nothing (the link's deadline passed): the caller has nothing to hear then.
         link.certificateVerdict(accepted: accepted)
         if link.isAwaitingAnswer, let waiting = outgoing[ObjectIdentifier(link)]?.awaitingAnswer {
-            waiting(peer.verificationCode)
+            waiting(peer.peerID, peer.verificationCode)
         }
     }
 
@@ -258,10 +329,11 @@ extension SessionCore {
             perform(machine.linkDown(id, reason: reason, now: .now()))
         } else if wasAnnounced, let peer = link.peer?.peerID, !machine.isMember(peer) {
             emit(.peerChanged(peer, .notConnected(reason: reason)))
-        } else if let reason, reason.code != .invitationDeclined, !wasEvicted,
+        } else if let reason, reason.code != .invitationDeclined, !wasEvicted, link.peer?.peerID != identity.peerID,
                   link.peer != nil || reason.code != .invitationTimedOut {
             // Our own decline is the app's decision, not a failure worth reporting back to it; nor is a connection
-            // we displaced, or one that never said who it is and went silent (under a flood, thousands a minute).
+            // we displaced, or one that never said who it is and went silent (under a flood, thousands a minute), or
+            // our own dial by address that reached ourselves (refused on its side with `alreadyConnected`).
             emit(.incomingConnectionFailed(peer: link.peer?.peerID, reason))
         }
     }
@@ -269,9 +341,57 @@ extension SessionCore {
     private var isFull: Bool { machine.neighborCount + 1 >= configuration.maximumPeers }
 }
 
-/// One of our dials: the peer, the caller waiting for it, and who wants to hear that the peer's app is deciding.
+/// One of our dials: whom it is for, the caller waiting for it, and who wants to hear that the peer's app is deciding.
 struct OutgoingConnection {
-    let peer: PeerID
+    /// Told once, when our invitation reached the peer and its app is deciding: the peer and the code it is shown.
+    typealias AwaitingAnswer = @Sendable (_ peer: PeerID, _ verificationCode: String) -> Void
+
+    /// Whom a dial is for.
+    enum Target {
+        /// A peer named in advance (connection data, discovery, a member's record): its Hello must prove that key.
+        case peer(PeerID)
+        /// Whoever listens at an address (`described` as the caller gave it); its Hello names it, into `learned`.
+        case address(_ described: String, learned: NIOLoopBoundBox<PeerID?>)
+
+        /// The peer the Hello must prove, when pinned.
+        var peer: PeerID? {
+            if case .peer(let peer) = self { return peer }
+            return nil
+        }
+
+        /// The error when no address could be connected to; `failures` says why each failed.
+        func unreachable(_ failures: [Failure]) -> PeerMeshError {
+            let each = failures.map { "\($0.address): \($0.reason)" }.joined(separator: "; ")
+            switch self {
+            case .peer(let peer):
+                return PeerMeshError(.connectionFailed, "Could not reach \(peer) at any of its addresses (\(each)); check that it is running and reachable.")
+            case .address(let described, _):
+                // One address tried (the usual case): its reason alone, without repeating the address.
+                let why = failures.count == 1 ? failures[0].reason : each
+                return PeerMeshError(.connectionFailed, "Could not reach \(described): \(why). Check the address and port, and that the peer's session is running and listening there.")
+            }
+        }
+    }
+
+    /// One address that could not be connected to, and why.
+    typealias Failure = (address: String, reason: String)
+
+    let target: Target
     let promise: EventLoopPromise<PeerID>
-    let awaitingAnswer: (@Sendable (String) -> Void)?
+    let awaitingAnswer: AwaitingAnswer?
+}
+
+extension SocketAddress {
+    /// `10.0.0.1:7000` or `[fe80::1%eth0]:7000`, for messages.
+    var displayed: String {
+        let ip = ipAddress ?? "?"
+        var zone = ""
+        if case .v6(let address) = self, address.address.sin6_scope_id != 0 {
+            var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+            zone = if_indextoname(address.address.sin6_scope_id, &name) != nil
+                ? "%" + String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                : "%\(address.address.sin6_scope_id)"
+        }
+        return self.protocol == .inet6 ? "[\(ip)\(zone)]:\(port ?? 0)" : "\(ip):\(port ?? 0)"
+    }
 }
