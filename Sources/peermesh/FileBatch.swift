@@ -67,11 +67,18 @@ struct FileBatch: Sendable, Equatable {
         return Item(url: url, name: name, size: size.int64Value)
     }
 
-    /// `"notes.txt" (1.2 KiB)`, `folder "holiday" (12 files, 30 MiB)` or `3 files (5 MiB)`.
-    var description: String {
-        let bytes = ProgressBar.bytes(totalBytes)
-        if items.count == 1, !items[0].name.contains("/") { return "\"\(label)\" (\(bytes))" }
-        if items.allSatisfy({ $0.name.hasPrefix(label + "/") }) { return "folder \"\(label)\" (\(items.count) files, \(bytes))" }
-        return "\(items.count) files (\(bytes))"
+    /// `"notes.txt" (1.2 KiB)`, `folder "holiday" (12 files, 30 MiB)` or `3 files (5 MiB)`: what is about to go.
+    var description: String { describe(withSize: true) }
+
+    /// `"notes.txt"`, `folder "holiday" (12 files)` or `3 files`: what went (its size was said when it started).
+    var name: String { describe(withSize: false) }
+
+    private func describe(withSize: Bool) -> String {
+        let bytes = withSize ? ProgressBar.bytes(totalBytes) : nil
+        if items.count == 1, !items[0].name.contains("/") { return "\"\(label)\"" + (bytes.map { " (\($0))" } ?? "") }
+        if items.allSatisfy({ $0.name.hasPrefix(label + "/") }) {
+            return "folder \"\(label)\" (\(items.count) files" + (bytes.map { ", \($0))" } ?? ")")
+        }
+        return "\(items.count) files" + (bytes.map { " (\($0))" } ?? "")
     }
 }

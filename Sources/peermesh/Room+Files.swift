@@ -36,7 +36,7 @@ extension Room {
         }
         guard failures.isEmpty else { throw CLIError("\"\(batch.label)\" did not reach \(failures.count) of \(recipients.count) member(s).") }
         output.event("file-sent", ["file": .string(batch.label), "files": .int(batch.items.count), "to": .int(recipients.count)],
-                     human: "\(batch.description) delivered and verified by \(recipients.count) member(s)")
+                     human: "\(batch.name) delivered and verified by \(recipients.count) member(s)")
         return recipients.count
     }
 
@@ -60,7 +60,10 @@ extension Room {
                 failure = error
                 break
             }
-            output.error("\"\(item.name)\" to \(peer.displayName) failed: \(UserWords.sendFailure(error))", code: error.code)
+            // One file of several: said now, as the rest go on (a batch of one is said once, at its end).
+            if batch.items.count > 1 {
+                output.error("\"\(item.name)\" to \(peer.displayName) failed: \(UserWords.sendFailure(error))", code: error.code)
+            }
         }
         return (peer, failure, transfers.withLockedValue { $0.entries[number]?.cancelled ?? false })
     }

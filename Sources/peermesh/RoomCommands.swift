@@ -173,7 +173,10 @@ func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, accept: Acc
     var configuration = try sessionConfiguration(options, roomOptions)
     // `send` leaves when it is done: a member that goes away fails the file at once (its command exits non-zero), and
     // the same command run again later resumes from what the member kept.
-    if oneShot { configuration.resumeWindow = .zero }
+    if oneShot {
+        configuration.resumeWindow = .zero
+        configuration.acceptsIncomingResources = false   // it leaves when done: a file sent to it could never finish
+    }
     let session = try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
     return try Room(session: session, serviceType: roomOptions.serviceType, accept: accept, files: roomOptions.filePolicy,
                     output: RoomOutput(json: roomOptions.json))

@@ -28,7 +28,7 @@ struct FileBatchTests {
         let batch = try FileBatch([folder])
         #expect(batch.items.map(\.name) == ["holiday/b.jpg", "holiday/day 1/a.jpg"])
         #expect(batch.totalBytes == 30 && batch.label == "holiday")
-        #expect(batch.description == "folder \"holiday\" (2 files, 30 B)")
+        #expect(batch.description == "folder \"holiday\" (2 files, 30 B)" && batch.name == "folder \"holiday\" (2 files)")
         // A trailing slash, as Tab completion writes it, names the same folder.
         #expect(try FileBatch([URL(fileURLWithPath: folder.path + "/")]).items.map(\.name) == batch.items.map(\.name))
     }
@@ -41,6 +41,7 @@ struct FileBatchTests {
         let batch = try FileBatch([base.appendingPathComponent("a.txt"), base.appendingPathComponent("b.txt")])
         #expect(batch.items.map(\.name) == ["a.txt", "b.txt"] && batch.label == "2 files" && batch.description == "2 files (7 B)")
         #expect(try FileBatch([base.appendingPathComponent("a.txt")]).description == "\"a.txt\" (3 B)")
+        #expect(try FileBatch([base.appendingPathComponent("a.txt")]).name == "\"a.txt\"" && batch.name == "2 files")
         try FileManager.default.createDirectory(at: base.appendingPathComponent("empty"), withIntermediateDirectories: true)
         #expect(throws: CLIError.self) { try FileBatch([base.appendingPathComponent("empty")]) }
         do { _ = try FileBatch([base.appendingPathComponent("gone.txt")]); Issue.record("a missing file was taken") } catch {

@@ -30,7 +30,7 @@ struct HostileRoomTests {
         let escapedName = "mal\\x1b[2J\\u{202e}lory"
         #expect(await alice.line(within: 10, containing: "\(escapedName): hi \\x1b]0;pwned\\x07 \\u{202e}gnp.exe\\x9b") != nil, "\(alice.output)")
         // The library drops control and bidirectional characters from a received file's name before anyone shows it.
-        #expect(await alice.line(within: 10, containing: "receiving \"re[2Jportfdp.exe\" from \(escapedName)") != nil, "\(alice.output)")
+        #expect(await alice.line(within: 10, containing: "receiving \"re[2Jportfdp.exe\" (7 B) from \(escapedName)") != nil, "\(alice.output)")
         #expect(await alice.line(within: 10, containing: "received \"re[2Jportfdp.exe\" from \(escapedName)") != nil, "\(alice.output)")
         let lines = alice.lines
         #expect(lines.contains("  │ " + forged), "\(alice.output)")

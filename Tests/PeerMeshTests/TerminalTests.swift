@@ -93,7 +93,7 @@ struct TerminalTests {
             _ = try await terminal.tmux("new-session", "-d", "-s", "room", "-x", "\(columns)", "-y", "\(rows)",
                                         command(a, "host lobby --name alice --downloads \(dir.path)/alice-downloads"))
             #expect(try await terminal.waitFor(0, "room \"lobby\" is visible"))
-            _ = try await terminal.tmux("new-window", "-t", "room:1", command(b, "join lobby --name '\(joiner)' --downloads \(dir.path)/joiner-downloads"))
+            _ = try await terminal.tmux("new-window", "-t", "room:1", command(b, "join lobby --name '\(joiner)' --files accept --downloads \(dir.path)/joiner-downloads"))
             _ = try await terminal.tmux("resize-window", "-t", "room:1", "-x", "\(columns)", "-y", "\(rows)")
             guard try await terminal.waitFor(1, "joined \"lobby\" through alice"), try await terminal.waitFor(0, joiner, "joined", "verification code") else {
                 throw NotFormed(screens: [try await terminal.shown(0), try await terminal.shown(1)])
@@ -137,6 +137,9 @@ struct TerminalTests {
 
             let file = try room.file("picture.bin", size: 8 << 20)
             try await terminal.type(1, "/send \(file.path)")
+            // Alice runs with the terminal's default, --files ask: she sees the file's size and says yes.
+            #expect(try await terminal.waitFor(0, "bob offers \"picture.bin\" (8.0 MiB) — accept? y/n"))
+            try await terminal.type(0, "y")
             let progressShown = try await terminal.waitFor(1, "sending picture.bin", "100%", "8.0 MiB / 8.0 MiB")
             let senderScreen = try await terminal.shown(1)
             #expect(progressShown, "\(senderScreen)")
@@ -168,6 +171,8 @@ struct TerminalTests {
             // At 80 columns the name itself is cut short on the status line.
             let shortName = String(name.prefix(20))
             try await terminal.type(1, "/send \(file.path)")
+            #expect(try await terminal.waitFor(0, "bob offers"))
+            try await terminal.type(0, "y")
             var samples = (sender: 0, receiver: 0)
             var problems: [String] = []
             let deadline = ContinuousClock.now + .seconds(60)

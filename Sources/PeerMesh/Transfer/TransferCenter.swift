@@ -201,7 +201,9 @@ final class TransferCenter {
         let resumeWindow = TimeInterval(configuration.resumeWindow.components.seconds)
         if !sweptStalePartials {
             sweptStalePartials = true
-            FileSink.removeStalePartials(in: directory, olderThan: resumeWindow)
+            // At least a minute: another session may share the directory with a longer window (its interrupted
+            // files are not ours to judge by a window of zero).
+            FileSink.removeStalePartials(in: directory, olderThan: max(resumeWindow, 60))
         }
         let policy = IncomingResourcePolicy(acceptsResources: configuration.acceptsIncomingResources,
                                             maximumSize: configuration.maximumIncomingResourceSize)
@@ -251,7 +253,7 @@ final class TransferCenter {
     /// The app answered the offer under `key` (if it is still pending: a withdrawn offer's answer throws first).
     private func answered(_ key: TransferKey, accepted: Bool) {
         guard let pending = offers.removeValue(forKey: key) else { return }
-        guard accepted else { return reject(key, .refused, "the receiver declined it.") }
+        guard accepted else { return reject(key, .refused, "they declined it.") }
         startFresh(key, name: pending.rawName, size: pending.size, fileName: pending.fileName)
     }
 

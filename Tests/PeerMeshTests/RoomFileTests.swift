@@ -1,0 +1,96 @@
+import Crypto
+import Foundation
+import PeerMeshTestSupport
+import Testing
+@testable import PeerMesh
+
+/// Files in a room as people send them: real `peermesh` processes on test hosts, a receiver that is asked, a
+/// folder, a refusal, and a receiver that dies mid-file and comes back.
+@Suite(.enabled(if: TestEnv.insideTestHost, "needs test hosts: run Scripts/test"), .timeLimit(.minutes(3)))
+struct RoomFileTests {
+    @Test func anAskedReceiverTakesAFolderWithOneAnswerAndDeclinesAFile() async throws {
+        let hosts = TestHosts()
+        let a = try await hosts.up("pmfa"), b = try await hosts.up("pmfb")
+        try await hosts.link(a, b, subnet: RoomCommandTests.subnet())
+        let fixture = try RoomCommandTests.Fixture()
+        defer { fixture.remove() }
+        let downloads = fixture.directory.appendingPathComponent("a")
+        let host = try Spawned(hosts.exec(a, fixture.peermesh(["host", "lobby", "--files", "ask", "--downloads", downloads.path], "alice")), input: true)
+        #expect(await host.line(within: 10, containing: "room \"lobby\" is visible") != nil, "\(host.output)")
+        let folder = fixture.directory.appendingPathComponent("holiday")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("day 1"), withIntermediateDirectories: true)
+        try Data(repeating: 1, count: 70_000).write(to: folder.appendingPathComponent("b.jpg"))
+        try Data(repeating: 2, count: 30_000).write(to: folder.appendingPathComponent("day 1/a.jpg"))
+
+        async let sending = run(hosts.exec(b, fixture.peermesh(["send", "--room", "lobby", "--file", folder.path, "--timeout", "10"], "bob")), within: 60)
+        #expect(await host.line(within: 15, containing: "bob offers \"holiday/b.jpg\" (68.4 KiB), from a folder") != nil, "\(host.output)")
+        try host.send(line: "y")
+        let sent = try await sending
+        #expect(sent.status == 0, "\(sent.output)")
+        #expect(sent.output.contains("folder \"holiday\" (2 files) delivered and verified by 1 member(s)"), "\(sent.output)")
+        #expect(try Data(contentsOf: downloads.appendingPathComponent("holiday/day 1/a.jpg")) == Data(repeating: 2, count: 30_000))
+        #expect(try Data(contentsOf: downloads.appendingPathComponent("holiday/b.jpg")) == Data(repeating: 1, count: 70_000))
+        #expect(host.output.components(separatedBy: "offers").count == 2, "one question for the whole folder: \(host.output)")
+
+        let note = fixture.directory.appendingPathComponent("note.txt")
+        try Data("unwanted".utf8).write(to: note)
+        async let refused = run(hosts.exec(b, fixture.peermesh(["send", "--room", "lobby", "--file", note.path, "--timeout", "10"], "bob")), within: 60)
+        #expect(await host.line(within: 15, containing: "bob offers \"note.txt\" (8 B)") != nil, "\(host.output)")
+        try host.send(line: "n")
+        let declined = try await refused
+        #expect(declined.status == 1, "\(declined.output)")
+        #expect(declined.output.contains("\"note.txt\" to alice failed: The receiver refused the file: they declined it."), "\(declined.output)")
+        #expect(!FileManager.default.fileExists(atPath: downloads.appendingPathComponent("note.txt").path))
+        host.stop()
+        await hosts.downAll()
+    }
+
+    @Test func aSendWhoseReceiverDiesFailsAtOnceAndContinuesWhereItStoppedWhenRunAgain() async throws {
+        let hosts = TestHosts()
+        let a = try await hosts.up("pmka"), b = try await hosts.up("pmkb")
+        try await hosts.link(a, b, subnet: RoomCommandTests.subnet())
+        let fixture = try RoomCommandTests.Fixture()
+        defer { fixture.remove() }
+        let downloads = fixture.directory.appendingPathComponent("a")
+        let hostCommand = hosts.exec(a, fixture.peermesh(["host", "lobby", "--files", "accept", "--downloads", downloads.path], "alice"))
+        let host = try Spawned(hostCommand)
+        #expect(await host.line(within: 10, containing: "room \"lobby\" is visible") != nil, "\(host.output)")
+        let size = 768 << 20
+        let big = fixture.directory.appendingPathComponent("big.bin")
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        var hasher = SHA256()
+        let handle = try { () throws -> FileHandle in
+            _ = FileManager.default.createFile(atPath: big.path, contents: nil)
+            return try FileHandle(forWritingTo: big)
+        }()
+        for index in 0..<(size >> 20) {
+            block[0] = UInt8(truncatingIfNeeded: index)
+            block[1] = UInt8(truncatingIfNeeded: index >> 8)
+            hasher.update(data: block)
+            try handle.write(contentsOf: block)
+        }
+        try handle.close()
+        let digest = Array(hasher.finalize())
+
+        let send = fixture.peermesh(["send", "--room", "lobby", "--file", big.path, "--timeout", "10"], "bob")
+        let first = try Spawned(hosts.exec(b, send))
+        #expect(await host.line(within: 15, containing: "receiving \"big.bin\" (768.0 MiB) from bob") != nil, "\(host.output)")
+        kill(host.pid, SIGKILL)
+        let killedAt = ContinuousClock.now
+        let status = await first.wait(within: 20)
+        #expect(status == 1, "\(first.output)")
+        #expect(ContinuousClock.now - killedAt < .seconds(12), "the liveness bound, not the resume window")
+        #expect(first.output.contains("\"big.bin\" to alice failed: alice left before it was complete; send it again when they are back: it continues where it stopped."), "\(first.output)")
+
+        let again = try Spawned(hostCommand)
+        #expect(await again.line(within: 10, containing: "room \"lobby\" is visible") != nil, "\(again.output)")
+        let second = try await run(hosts.exec(b, send), within: 120)
+        #expect(second.status == 0, "\(second.output)")
+        #expect(second.output.contains("resuming \"big.bin\" to alice at"), "\(second.output)")
+        #expect(await again.line(within: 10, containing: "resuming \"big.bin\" from bob at") != nil, "\(again.output)")
+        #expect(await again.line(within: 30, containing: "received \"big.bin\" from bob (SHA-256 verified)") != nil, "\(again.output)")
+        #expect(try Array(SHA256.hash(data: Data(contentsOf: downloads.appendingPathComponent("big.bin")))) == digest)
+        again.stop()
+        await hosts.downAll()
+    }
+}
