@@ -10,8 +10,8 @@ enum FilePolicy: String, ExpressibleByArgument, CaseIterable, Sendable {
         "Files others send you: accept (save them), ask (y/n for each, with its size) or refuse.",
         discussion: """
             Default: ask when you type in a terminal, accept otherwise (scripts, --json). With ask, y/n answers the offer \
-            shown, /accept N and /decline N any of them; saying yes to one file of a folder takes the rest of that \
-            folder from the same sender too (and no declines it).
+            shown, /accept N and /decline N any of them; the answer for one file of a folder also holds for the rest of \
+            that folder while it keeps arriving from the same sender.
             """
     )
 

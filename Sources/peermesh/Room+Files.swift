@@ -96,7 +96,7 @@ extension Room {
                 }
                 if waiting {
                     output.event("file-waiting", RoomOutput.fields(peer).merging(["file": .string(name), "number": .int(number)]) { $1 },
-                                 human: "waiting for \(peer.displayName) to accept \"\(name)\" — /cancel \(number) withdraws it")
+                                 human: "waiting for \(peer.displayName) to accept \"\(name)\"\(readsCommands ? " — /cancel \(number) withdraws it" : "")")
                 }
             }
         case .sending(let offset):
@@ -122,7 +122,14 @@ extension Room {
     func offered(_ offer: ResourceOffer) {
         let folder = offer.name.split(separator: "/").first.map { "\(offer.peer.id)/\($0)" }
         let inFolder = offer.name.contains("/")
-        if inFolder, let folder, let answer = folderAnswers.withLockedValue({ $0[folder] }) {
+        // The answer holds while that folder keeps coming (each of its files within a minute of the last): a folder of
+        // the same name sent later is asked about again.
+        let now = Date()
+        if inFolder, let folder, let answer = folderAnswers.withLockedValue({ answers -> Bool? in
+            guard let (answer, last) = answers[folder], now.timeIntervalSince(last) < 60 else { return nil }
+            answers[folder] = (answer, now)
+            return answer
+        }) {
             if answer { try? offer.accept() } else { try? offer.decline() }
             return
         }
@@ -131,11 +138,11 @@ extension Room {
                              isExpired: { !offer.isOpen },
                              accept: { () throws(PeerMeshError) in
                                  try offer.accept()
-                                 if inFolder, let folder { answers.withLockedValue { $0[folder] = true } }
+                                 if inFolder, let folder { answers.withLockedValue { $0[folder] = (true, Date()) } }
                              },
                              decline: { () throws(PeerMeshError) in
                                  try offer.decline()
-                                 if inFolder, let folder { answers.withLockedValue { $0[folder] = false } }
+                                 if inFolder, let folder { answers.withLockedValue { $0[folder] = (false, Date()) } }
                              }))
     }
 
@@ -155,7 +162,16 @@ extension Room {
 
     /// A file from `peer` ended: saved, interrupted (it may resume), cancelled (by whom), or failed.
     func finished(_ file: String, from peer: PeerID, _ result: Result<URL, PeerMeshError>) {
-        // The oldest file of that name from that peer: a withdrawn offer has none, and its question says so itself.
+        // A withdrawn offer ends too: its question says so itself, and a file of the same name already arriving
+        // from that member must not be taken for it.
+        let withdrawn = requests.withLockedValue { queue in
+            queue.pending.contains { entry in
+                guard case .file(let name, _) = entry.request.kind else { return false }
+                return name == file && entry.request.peer == peer && entry.request.isExpired()
+            }
+        }
+        if case .failure = result, withdrawn { return }
+        // The oldest file of that name from that peer.
         guard let entry = transfers.withLockedValue({ table in table.receiving(file, from: peer).flatMap { table.remove($0) } }) else { return }
         if let line = entry.statusLine { Console.live?.endTransfer(line, summary: false) }
         var fields = RoomOutput.fields(peer).merging(["file": .string(file), "number": .int(entry.number)]) { $1 }
@@ -168,7 +184,7 @@ extension Room {
             let done = entry.progresses.last.map { percent($0.completedUnitCount, of: $0.totalUnitCount) } ?? "0%"
             fields["direction"] = "receiving"
             output.event("file-interrupted", fields,
-                         human: "\"\(file)\" from \(peer.displayName) interrupted at \(done) — it resumes if \(peer.displayName) comes back within \(minutes) min")
+                         human: "\"\(file)\" from \(peer.displayName) interrupted at \(done) — it resumes if \(peer.displayName) comes back within \(minutes) min (or sends it again after a restart)")
         case .failure(let error) where error.code == .cancelled:
             fields["by"] = .string(entry.cancelled ? "you" : peer.displayName)
             output.event("file-cancelled", fields, human: entry.cancelled ? "you cancelled \"\(file)\" from \(peer.displayName)"
@@ -209,8 +225,11 @@ extension Room {
             return (numbers, table.cancel(numbers))
         }
         guard !numbers.isEmpty else {
-            let nothing = transfers.withLockedValue { $0.entries.isEmpty }
-            output.error(nothing ? "Nothing is being sent or received." : "No transfer \(words.trimmingCharacters(in: .whitespaces)); /transfers lists them.")
+            let count = transfers.withLockedValue { $0.entries.count }
+            let named = words.trimmingCharacters(in: .whitespaces)
+            output.error(count == 0 ? "Nothing is being sent or received."
+                         : named.isEmpty ? "\(count) transfers are under way: /cancel N stops one, /cancel all stops all of them; /transfers lists them."
+                         : "No transfer \(named); /transfers lists them.")
             return
         }
         progresses.forEach { $0.cancel() }

@@ -81,13 +81,17 @@ final class Room: Sendable {
     let files: FilePolicy
     /// Files on their way, numbered for `/transfers` and `/cancel`.
     let transfers = NIOLockedValueBox(RoomTransfers())
-    /// The person's answer for the rest of a folder, by sender and folder (`--files ask`).
-    let folderAnswers = NIOLockedValueBox<[String: Bool]>([:])
+    /// The person's answer for the rest of a folder, by sender and folder, and when it last applied (`--files ask`).
+    let folderAnswers = NIOLockedValueBox<[String: (Bool, Date)]>([:])
+    /// Whether the person can type commands (`/cancel`); `send` reads none.
+    let readsCommands: Bool
 
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
-    init(session: Session, serviceType: String, accept: AcceptPolicy, files: FilePolicy, output: RoomOutput) throws(PeerMeshError) {
+    init(session: Session, serviceType: String, accept: AcceptPolicy, files: FilePolicy, readsCommands: Bool = true,
+         output: RoomOutput) throws(PeerMeshError) {
         _ = try ServiceType(serviceType)
+        self.readsCommands = readsCommands
         self.session = session
         self.serviceType = serviceType
         self.accept = accept
@@ -230,7 +234,7 @@ final class Room: Sendable {
             return true
         case "/help":
             writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file or folder, /peers lists members, /quit leaves.")
-            writeLine("/transfers lists files on their way, /cancel N stops one, /cancel all of them (on both sides).")
+            writeLine("/transfers lists files on their way; /cancel N stops one, /cancel all stops every one (on both sides).")
             writeLine("Questions (join requests with --accept ask, files with --files ask): y/n answers the one shown, /accept N and /decline N any of them, /requests lists them.")
             if Console.live != nil {
                 writeLine("Tab completes @names (a name with spaces comes out as @\"Dan Smith\"), commands and paths; Up and Down recall earlier lines.")

@@ -179,7 +179,7 @@ func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, accept: Acc
     }
     let session = try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
     return try Room(session: session, serviceType: roomOptions.serviceType, accept: accept, files: roomOptions.filePolicy,
-                    output: RoomOutput(json: roomOptions.json))
+                    readsCommands: !oneShot, output: RoomOutput(json: roomOptions.json))
 }
 
 /// The session the room options describe (`browse` needs only this).

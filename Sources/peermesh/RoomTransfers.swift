@@ -42,8 +42,11 @@ struct RoomTransfers: Sendable {
         return nextNumber
     }
 
-    /// Records the progress of the batch's next file.
-    mutating func attach(_ progress: Progress, to number: Int) { entries[number]?.progresses.append(progress) }
+    /// Records the progress of the batch's next file (cancelled at once when `/cancel` came just before it started).
+    mutating func attach(_ progress: Progress, to number: Int) {
+        entries[number]?.progresses.append(progress)
+        if entries[number]?.cancelled == true { progress.cancel() }
+    }
 
     /// Takes a transfer off the list.
     @discardableResult
@@ -81,12 +84,13 @@ struct RoomTransfers: Sendable {
         entries[number]?.progresses.reduce(0) { $0 + $1.completedUnitCount } ?? 0
     }
 
-    /// What `/cancel` with `words` names: every transfer for none or `all`, else the one numbered or those whose name
-    /// is given. Nil when nothing matches.
+    /// What `/cancel` with `words` names: every transfer for `all` (or for none while only one is under way), else the
+    /// one numbered or those whose name is given. Nil when nothing matches, or when none is named and several run.
     func select(_ words: String) -> [Int]? {
         let selector = words.trimmingCharacters(in: .whitespaces)
         let chosen: [Int] = switch selector {
-        case "", "all": Array(entries.keys)
+        case "": entries.count == 1 ? Array(entries.keys) : []
+        case "all": Array(entries.keys)
         case let text where Int(text.hasPrefix("#") ? String(text.dropFirst()) : text) != nil:
             entries.keys.filter { $0 == Int(text.hasPrefix("#") ? String(text.dropFirst()) : text) }
         default: entries.values.filter { $0.name == selector }.map(\.number)

@@ -134,15 +134,15 @@ struct ResourceLifecycleTests {
         let sender = try TestPeer("sender")
         try await sender.join(receiver)
         let (url, digest) = try scratch.file("o.bin", size: 200_000)
-        // What an earlier run left two minutes ago: wrong bytes, which a resume would keep (and the hash would catch).
+        // What an earlier run left 20 minutes ago: wrong bytes, which a resume would keep (and the hash would catch).
         let partials = FileSink.partialDirectory(in: scratch.receiving)
         try FileManager.default.createDirectory(at: partials, withIntermediateDirectories: true)
-        let stale = partials.appendingPathComponent(FileSink.partialName(sender: sender.peerID, name: "o.bin", size: 200_000))
+        let stale = partials.appendingPathComponent(FileSink.partialName(sender: sender.peerID, receiver: receiver.peerID, name: "o.bin", size: 200_000))
         try Data(repeating: 0xEE, count: 100_000).write(to: stale)
         let other = partials.appendingPathComponent("0123456789abcdef0123456789abcdef.part")
         try Data(repeating: 1, count: 10).write(to: other)
         for file in [stale, other] {
-            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: file.path)
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-1200)], ofItemAtPath: file.path)
         }
         try await sender.session.sendResource(at: url, name: "o.bin", to: receiver.peerID)
         guard case .success(let file)? = await receiver.finished("o.bin") else { Issue.record("not received"); return }

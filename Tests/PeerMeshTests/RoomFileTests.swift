@@ -45,6 +45,44 @@ struct RoomFileTests {
         await hosts.downAll()
     }
 
+    @Test func eitherSideCancelsAFileUnderWayAndBothSidesSayWho() async throws {
+        let hosts = TestHosts()
+        let a = try await hosts.up("pmca"), b = try await hosts.up("pmcb")
+        try await hosts.link(a, b, subnet: RoomCommandTests.subnet())
+        let fixture = try RoomCommandTests.Fixture()
+        defer { fixture.remove() }
+        let downloads = fixture.directory.appendingPathComponent("a")
+        let host = try Spawned(hosts.exec(a, fixture.peermesh(["host", "lobby", "--files", "accept", "--downloads", downloads.path], "alice")), input: true)
+        #expect(await host.line(within: 10, containing: "room \"lobby\" is visible") != nil, "\(host.output)")
+        let joiner = try Spawned(hosts.exec(b, fixture.peermesh(["join", "lobby", "--files", "accept", "--downloads", fixture.directory.appendingPathComponent("b").path], "bob")), input: true)
+        #expect(await joiner.line(within: 15, containing: "joined \"lobby\"") != nil, "\(joiner.output)")
+        let big = fixture.directory.appendingPathComponent("big.bin")
+        _ = FileManager.default.createFile(atPath: big.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: big)
+        try handle.truncate(atOffset: 2 << 30)
+        try handle.close()
+
+        // The receiver cancels: both sides stop, and the sender is told who did.
+        try joiner.send(line: "/send \(big.path)")
+        #expect(await host.line(within: 15, containing: "receiving \"big.bin\" (2.0 GiB) from bob — /cancel 1 stops it") != nil, "\(host.output)")
+        try host.send(line: "/cancel 1")
+        #expect(await host.line(within: 10, containing: "you cancelled \"big.bin\" from bob") != nil, "\(host.output)")
+        #expect(await joiner.line(within: 10, containing: "\"big.bin\" to alice failed: alice cancelled it.") != nil, "\(joiner.output)")
+
+        // The sender cancels (every transfer it has): the same, the other way round.
+        try joiner.send(line: "/send \(big.path)")
+        #expect(await host.line(within: 15, containing: "receiving \"big.bin\" (2.0 GiB) from bob — /cancel 2 stops it") != nil, "\(host.output)")
+        try joiner.send(line: "/cancel")
+        #expect(await joiner.line(within: 10, containing: "\"big.bin\" to alice failed: you cancelled it.") != nil, "\(joiner.output)")
+        #expect(await host.line(within: 10, containing: "bob cancelled \"big.bin\"") != nil, "\(host.output)")
+        #expect(!FileManager.default.fileExists(atPath: downloads.appendingPathComponent("big.bin").path))
+        try joiner.send(line: "/cancel")
+        #expect(await joiner.line(within: 5, containing: "Nothing is being sent or received.") != nil, "\(joiner.output)")
+        joiner.stop()
+        host.stop()
+        await hosts.downAll()
+    }
+
     @Test func aSendWhoseReceiverDiesFailsAtOnceAndContinuesWhereItStoppedWhenRunAgain() async throws {
         let hosts = TestHosts()
         let a = try await hosts.up("pmka"), b = try await hosts.up("pmkb")

@@ -70,7 +70,9 @@ extension Session {
         public var maximumConcurrentStreams = 256
         /// How long a resource whose link dropped waits for the same peer to reconnect and resume it. A receiver
         /// keeps the partial file that long, also across runs: the same file offered again by the same peer (even
-        /// after either side restarted) continues where it stopped.
+        /// after either side restarted) continues where it stopped. Partial files left by a closed session are
+        /// removed by the next session that receives into the same directory, once older than this window (and never
+        /// younger than 10 minutes, since sessions sharing a directory may use different windows).
         public var resumeWindow: Duration = .seconds(600)
         /// Bytes a resource sender may run ahead of our disk writes (per resource; bounds receive memory).
         public var resourceWindow: UInt32 = 4 * 1024 * 1024

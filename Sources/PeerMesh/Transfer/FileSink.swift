@@ -29,15 +29,21 @@ actor FileSink {
         directory.appendingPathComponent(".peermesh-partial", isDirectory: true)
     }
 
-    /// The partial file's name for `name` of `size` bytes from `sender`: the same on every run, so a transfer
-    /// interrupted when either side quit finds its bytes again when the file is offered anew; bound to the sender's
-    /// key, so nobody else can add to it.
-    static func partialName(sender: PeerID, name: String, size: UInt64) -> String {
+    /// The partial file's name for `name` of `size` bytes from `sender` to `receiver`: the same on every run, so a
+    /// transfer interrupted when either side quit finds its bytes again when the file is offered anew; bound to both
+    /// keys, so nobody else can add to it and two identities sharing a folder never share a file.
+    static func partialName(sender: PeerID, receiver: PeerID, name: String, size: UInt64) -> String {
         var hasher = SHA256()
         hasher.update(data: sender.keyID)
+        hasher.update(data: receiver.keyID)
         withUnsafeBytes(of: size.bigEndian) { hasher.update(bufferPointer: $0) }
         hasher.update(data: Array(name.utf8))
         return hasher.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + ".part"
+    }
+
+    /// A name of its own for a second copy of `fileName` (transfer `id`), which no later offer resumes.
+    static func duplicateName(of fileName: String, id: UInt64) -> String {
+        fileName.replacingOccurrences(of: ".part", with: "-\(String(id, radix: 16)).part")
     }
 
     /// Opens the partial file `fileName` under `directory`: emptied when `resuming` is false, else kept as it is

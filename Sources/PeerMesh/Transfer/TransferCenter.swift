@@ -29,6 +29,8 @@ final class TransferCenter {
     private var incoming: [TransferKey: IncomingResource] = [:]
     private var partials: [TransferKey: PartialResource] = [:]
     private var offers: [TransferKey: PendingOffer] = [:]
+    /// Resumes whose partial file is being read back, with that file's name: the key and the file are taken.
+    private var resuming: [TransferKey: String] = [:]
     /// Whether partial files earlier runs left too long ago were removed (once, at the first offer).
     private var sweptStalePartials = false
     private var outStreams: [UInt64: OutgoingStream] = [:]
@@ -196,49 +198,53 @@ final class TransferCenter {
     // MARK: Receiving resources
 
     private func openIncomingResource(_ key: TransferKey, size: UInt64, name: String) {
-        guard incoming[key] == nil, offers[key] == nil else { return }
+        guard incoming[key] == nil, offers[key] == nil, resuming[key] == nil else { return }
         let directory = configuration.receivingDirectory
         let resumeWindow = TimeInterval(configuration.resumeWindow.components.seconds)
-        if !sweptStalePartials {
-            sweptStalePartials = true
-            // At least a minute: another session may share the directory with a longer window (its interrupted
-            // files are not ours to judge by a window of zero).
-            FileSink.removeStalePartials(in: directory, olderThan: max(resumeWindow, 60))
-        }
         let policy = IncomingResourcePolicy(acceptsResources: configuration.acceptsIncomingResources,
                                             maximumSize: configuration.maximumIncomingResourceSize)
-        let fileName = FileSink.partialName(sender: key.peer, name: name, size: size)
+        let fromPeer = incoming.keys.filter { $0.peer == key.peer }.count + offers.keys.filter { $0.peer == key.peer }.count
+            + resuming.keys.filter { $0.peer == key.peer }.count
+        guard fromPeer < configuration.maximumConcurrentTransfers else {
+            return reject(key, .transferLimit, "we already receive \(configuration.maximumConcurrentTransfers) resources from you")
+        }
+        if let refusal = policy.refusal(size: size, space: nil, committed: 0) {
+            return reject(key, refusal.reason, refusal.message)
+        }
+        if !sweptStalePartials {
+            sweptStalePartials = true
+            // Never younger than ten minutes: another session may share the folder, with its own resume window.
+            FileSink.removeStalePartials(in: directory, olderThan: max(resumeWindow, 600))
+        }
+        let fileName = FileSink.partialName(sender: key.peer, receiver: me, name: name, size: size)
         // The same file from the same sender, interrupted earlier: resume it without asking again (the person took
         // it already), from the bytes we hold. Kept by this run, or left on disk by an earlier one.
         if let held = partials.first(where: { $0.key == key || $0.value.fileName == fileName })?.key {
             let partial = partials.removeValue(forKey: held)!
             partial.expiry.cancel()
-            if partial.rawName == name, partial.size == size, policy.refusal(size: size, space: nil, committed: 0) == nil {
+            if partial.rawName == name, partial.size == size {
                 let sink = partial.sink
                 let hop = self.hop
+                resuming[key] = fileName
                 sink.run { sink in
                     let offset = sink.offset
-                    hop { $0.startIncoming(key, name: name, size: size, sink: sink, offset: offset) }
+                    hop { $0.resumed(key, name: name, size: size, sink: sink, offset: offset) }
                 }
                 return
             }
             partial.sink.discardLater()
         }
-        let inUse = incoming.values.contains { $0.sink.fileName == fileName }
-        if !inUse, policy.refusal(size: size, space: nil, committed: 0) == nil,
-           FileSink.resumablePartial(in: directory, fileName: fileName, within: resumeWindow) {
+        let inUse = incoming.values.contains { $0.sink.fileName == fileName } || offers.values.contains { $0.fileName == fileName }
+            || resuming.values.contains(fileName)
+        if !inUse, FileSink.resumablePartial(in: directory, fileName: fileName, within: resumeWindow) {
             return resumeFromDisk(key, name: name, size: size, fileName: fileName)
-        }
-        guard incoming.keys.filter({ $0.peer == key.peer }).count + offers.keys.filter({ $0.peer == key.peer }).count
-                < configuration.maximumConcurrentTransfers else {
-            return reject(key, .transferLimit, "we already receive \(configuration.maximumConcurrentTransfers) resources from you")
         }
         let committed = incoming.values.reduce(UInt64(0)) { $0 + ($1.machine.size - $1.machine.written) }
         if let refusal = policy.refusal(size: size, space: FileSink.space(near: directory), committed: committed) {
             return reject(key, refusal.reason, refusal.message)
         }
         // A second copy of a file still arriving gets a partial file of its own (not resumable across runs).
-        let partialName = inUse ? fileName.replacingOccurrences(of: ".part", with: "-\(String(key.id, radix: 16)).part") : fileName
+        let partialName = inUse ? FileSink.duplicateName(of: fileName, id: key.id) : fileName
         guard configuration.asksBeforeReceiving else {
             return startFresh(key, name: name, size: size, fileName: partialName)
         }
@@ -273,30 +279,40 @@ final class TransferCenter {
         }
     }
 
-    /// Resumes from a partial file an earlier run left: its bytes are read back (and hashed) off the loop first.
+    /// Resumes from a partial file an earlier run left: its bytes are read back (and hashed) off the loop first,
+    /// while `resuming` holds the key and the file for it.
     private func resumeFromDisk(_ key: TransferKey, name: String, size: UInt64, fileName: String) {
         let sink: FileSink
         do { sink = try FileSink(directory: configuration.receivingDirectory, fileName: fileName, resuming: true) } catch {
             return reject(key, .fileAccess, error.message)
         }
+        resuming[key] = fileName
         let hop = self.hop
         sink.run { sink in
             do {
                 try sink.adoptExisting()
                 let offset = sink.offset
-                hop { center in
-                    // A partial file longer than the file cannot be this file's start: begin again.
-                    guard offset <= size else {
-                        sink.discardLater()
-                        return center.startFresh(key, name: name, size: size, fileName: fileName)
-                    }
-                    center.startIncoming(key, name: name, size: size, sink: sink, offset: offset)
-                }
+                hop { $0.resumed(key, name: name, size: size, sink: sink, offset: offset) }
             } catch {
-                sink.discardLater()
-                hop { $0.reject(key, .fileAccess, Self.typed(error).message) }
+                hop { center in
+                    guard center.resuming.removeValue(forKey: key) != nil else { return sink.keepLater() }
+                    sink.discardLater()
+                    center.reject(key, .fileAccess, Self.typed(error).message)
+                }
             }
         }
+    }
+
+    /// The bytes a resumed transfer holds are known: it continues, unless it ended meanwhile (the sender cancelled
+    /// or left: the file stays for a later offer).
+    private func resumed(_ key: TransferKey, name: String, size: UInt64, sink: FileSink, offset: UInt64) {
+        guard resuming.removeValue(forKey: key) != nil else { return sink.keepLater() }
+        // A partial file longer than the file cannot be this file's start: begin again, in a file of its own.
+        guard offset <= size else {
+            sink.discardLater()
+            return startFresh(key, name: name, size: size, fileName: FileSink.duplicateName(of: sink.fileName, id: key.id))
+        }
+        startIncoming(key, name: name, size: size, sink: sink, offset: offset)
     }
 
     private func reject(_ key: TransferKey, _ reason: TransferResetReason, _ message: String) {
@@ -304,10 +320,8 @@ final class TransferCenter {
     }
 
     private func startIncoming(_ key: TransferKey, name: String, size: UInt64, sink: FileSink, offset: UInt64) {
-        guard transport?.path(to: key.peer) != nil, incoming[key] == nil else {
-            sink.discardLater()
-            return
-        }
+        // Gone meanwhile: what the file holds stays for a later offer (the sweep removes it once it is too old).
+        guard transport?.path(to: key.peer) != nil, incoming[key] == nil else { return sink.keepLater() }
         nextSerial += 1
         let serial = nextSerial
         let transfer = IncomingResource(key: key, serial: serial, rawName: name, size: size, offset: offset,
@@ -534,6 +548,8 @@ final class TransferCenter {
                 failIncomingStream(key, reason.error(message), tell: nil)
             } else if offers[key] != nil {
                 withdrawOffer(key, reason.error(message))
+            } else if resuming.removeValue(forKey: key) != nil {
+                break   // the read-back finds the reservation gone and keeps the file
             } else if let partial = partials.removeValue(forKey: key) {
                 partial.drop()
             }
@@ -555,7 +571,10 @@ final class TransferCenter {
             update(outgoing: id) { $0.linkLost(now: now) }
             guard let transfer = outgoing[id], transfer.machine.isSuspended else { continue }
             let resumeWindow = transfer.machine.resumeWindow
-            report(transfer, .interrupted(until: Date().addingTimeInterval(Double(resumeWindow.nanoseconds) / 1e9)))
+            // With no window it fails at once (its completion says so): nothing waits to resume.
+            if resumeWindow > .zero {
+                report(transfer, .interrupted(until: Date().addingTimeInterval(Double(resumeWindow.nanoseconds) / 1e9)))
+            }
             outgoing[id]!.expiry?.cancel()
             outgoing[id]!.expiry = loop.scheduleTask(in: resumeWindow) {
                 hop { $0.update(outgoing: id) { $0.tick(now: .now()) } }
@@ -567,6 +586,7 @@ final class TransferCenter {
         for key in offers.keys where key.peer == peer {
             withdrawOffer(key, PeerMeshError(.peerDisconnected, "The sender left before the offer was answered."))
         }
+        for key in resuming.keys where key.peer == peer { resuming[key] = nil }
         for (key, transfer) in incoming where key.peer == peer {
             finish(transfer)
             let sink = transfer.sink
@@ -616,5 +636,6 @@ final class TransferCenter {
         partials = [:]
         for pending in offers.values { pending.offer.withdraw() }
         offers = [:]
+        resuming = [:]
     }
 }

@@ -9,7 +9,8 @@ public enum ResourceName {
 
     /// A relative path inside the receiving directory that can never point outside it: the name's components
     /// (either slash separates them), each made safe as `sanitize` makes a single name; components that are empty,
-    /// `.` or `..` are dropped, and at most `maximumFolders` folders are kept above the file (the deepest ones).
+    /// `.` or `..` are dropped, and at most `maximumFolders` folders are kept above the file (the outermost ones, so
+    /// every file of a deep folder still lands under that folder).
     /// A folder sent file by file (`holiday/day 1/a.jpg`) so arrives as a folder; a plain name stays as it is.
     public static func sanitizePath(_ raw: String) -> String {
         let parts = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).map(String.init)
@@ -19,7 +20,7 @@ public enum ResourceName {
             // `..`, `.` and names of only dots or hidden characters come back as the fallback: drop them.
             return folder == fallback && part.trimmingSpaces() != fallback ? nil : folder
         }
-        return (folders.suffix(maximumFolders) + [file]).joined(separator: "/")
+        return (folders.prefix(maximumFolders) + [file]).joined(separator: "/")
     }
 
     /// A single path component that can never point outside the directory it is joined to: the last component
