@@ -324,7 +324,7 @@ open class MCSession: NSObject, @unchecked Sendable {
             }
         case .invitation(let invitation):
             answer(invitation)
-        case .resourceStarted(let name, let peer, let progress):
+        case .resourceStarted(let name, let peer, let progress, _):
             let progress = Unchecked(progress)
             await callDelegate { session, delegate in
                 delegate.session(session, didStartReceivingResourceWithName: name, fromPeer: MCPeerID(remote: peer), with: progress.value)

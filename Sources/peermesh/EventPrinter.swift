@@ -37,7 +37,7 @@ enum EventPrinter {
             return "\(invitation.peer) asks to join — verification code \(invitation.verificationCode)"
         case .incomingConnectionFailed(let peer, let error):
             return "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(UserWords.explain(error))"
-        case .resourceStarted(let name, let peer, let progress):
+        case .resourceStarted(let name, let peer, let progress, _):
             return "\(peer.displayName) is sending \(name) (\(ProgressBar.bytes(progress.totalUnitCount)))"
         case .resourceFinished(let name, let peer, .success(let url)):
             return "received \(name) from \(peer.displayName) (SHA-256 verified) → \(url.path)"

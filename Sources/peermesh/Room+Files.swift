@@ -147,13 +147,12 @@ extension Room {
     }
 
     /// A file started (or resumed) arriving: numbered, with its size, on the status line of a live terminal.
-    func started(_ file: String, from peer: PeerID, _ progress: Progress) {
+    func started(_ file: String, from peer: PeerID, _ progress: Progress, resumedFrom offset: Int64) {
         let number = transfers.withLockedValue { $0.add(.receiving, name: file, peer: peer, total: progress.totalUnitCount, progress: progress) }
         let size = ProgressBar.bytes(progress.totalUnitCount)
-        let resumed = progress.completedUnitCount > 0
         output.event("file-started", RoomOutput.fields(peer).merging(["file": .string(file), "bytes": .number(progress.totalUnitCount),
-                                                                      "offset": .number(progress.completedUnitCount), "number": .int(number)]) { $1 },
-                     human: resumed ? "resuming \"\(file)\" from \(peer.displayName) at \(percent(progress.completedUnitCount, of: progress.totalUnitCount)) of \(size) — /cancel \(number) stops it"
+                                                                      "offset": .number(offset), "number": .int(number)]) { $1 },
+                     human: offset > 0 ? "resuming \"\(file)\" from \(peer.displayName) at \(percent(offset, of: progress.totalUnitCount)) of \(size) — /cancel \(number) stops it"
                                     : "receiving \"\(file)\" (\(size)) from \(peer.displayName) — /cancel \(number) stops it")
         guard let screen = Console.live else { return }
         let line = screen.beginTransfer(name: file, direction: .receiving, total: progress.totalUnitCount) { progress.completedUnitCount }

@@ -377,8 +377,8 @@ final class Room: Sendable {
                 if files == .ask { offered(offer) } else { try? offer.accept() }
             case .resourceSendChanged(let file, let peer, let progress, let phase):
                 sendChanged(file, to: peer, progress, phase)
-            case .resourceStarted(let file, let peer, let progress):
-                started(file, from: peer, progress)
+            case .resourceStarted(let file, let peer, let progress, let offset):
+                started(file, from: peer, progress, resumedFrom: Int64(clamping: offset))
             case .resourceFinished(let file, let peer, let result):
                 finished(file, from: peer, result)
             case .streamOpened(let stream, let peer, let bytes):

@@ -45,6 +45,37 @@ struct RoomFileTests {
         await hosts.downAll()
     }
 
+    @Test func aFileInJSONIsNumbersBothWays() async throws {
+        let hosts = TestHosts()
+        let a = try await hosts.up("pmna"), b = try await hosts.up("pmnb")
+        try await hosts.link(a, b, subnet: RoomCommandTests.subnet())
+        let fixture = try RoomCommandTests.Fixture()
+        defer { fixture.remove() }
+        let downloads = fixture.directory.appendingPathComponent("a")
+        let host = try Spawned(hosts.exec(a, fixture.peermesh(["host", "lobby", "--json", "--downloads", downloads.path], "alice")))
+        #expect(await host.line(within: 10, containing: "\"event\":\"advertised\"") != nil, "\(host.output)")
+        let file = fixture.directory.appendingPathComponent("n.bin")
+        try Data(repeating: 3, count: 5000).write(to: file)
+        let sent = try await run(hosts.exec(b, fixture.peermesh(["send", "--room", "lobby", "--file", file.path, "--json"], "bob")), within: 60)
+        #expect(sent.status == 0, "\(sent.output)")
+        #expect(await host.line(within: 10, containing: "\"event\":\"file-received\"") != nil, "\(host.output)")
+        let sender = RoomCommandTests.jsonObjects(sent.output), receiver = RoomCommandTests.jsonObjects(host.output)
+        let sending = try #require(sender.first { $0["event"] as? String == "file-sending" }, "\(sent.output)")
+        #expect(Set(sending.keys) == ["event", "time", "file", "files", "bytes", "to"])
+        #expect(sending["file"] as? String == "n.bin" && sending["files"] as? Int == 1 && sending["bytes"] as? Int == 5000 && sending["to"] as? Int == 1)
+        let done = try #require(sender.first { $0["event"] as? String == "file-sent" }, "\(sent.output)")
+        #expect(Set(done.keys) == ["event", "time", "file", "files", "to"] && done["to"] as? Int == 1)
+        // Without --files, a script's room takes files at once: no offer, the start says size and resume point.
+        let started = try #require(receiver.first { $0["event"] as? String == "file-started" }, "\(host.output)")
+        #expect(Set(started.keys) == ["event", "time", "file", "bytes", "offset", "number", "peer", "peer_id"])
+        #expect(started["file"] as? String == "n.bin" && started["bytes"] as? Int == 5000 && started["offset"] as? Int == 0 && started["number"] as? Int == 1)
+        let received = try #require(receiver.first { $0["event"] as? String == "file-received" }, "\(host.output)")
+        #expect(Set(received.keys) == ["event", "time", "file", "number", "path", "peer", "peer_id"])
+        #expect(received["path"] as? String == downloads.appendingPathComponent("n.bin").path)
+        host.stop()
+        await hosts.downAll()
+    }
+
     @Test func eitherSideCancelsAFileUnderWayAndBothSidesSayWho() async throws {
         let hosts = TestHosts()
         let a = try await hosts.up("pmca"), b = try await hosts.up("pmcb")
@@ -113,6 +144,15 @@ struct RoomFileTests {
         let send = fixture.peermesh(["send", "--room", "lobby", "--file", big.path, "--timeout", "10"], "bob")
         let first = try Spawned(hosts.exec(b, send))
         #expect(await host.line(within: 15, containing: "receiving \"big.bin\" (768.0 MiB) from bob") != nil, "\(host.output)")
+        // Killed once part of the file is on disk (the start line comes before the first byte), so there is a part to resume.
+        let parts = downloads.appendingPathComponent(".peermesh-partial")
+        let partOnDisk = await eventually(timeout: .seconds(20)) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: parts.path)) ?? []
+            return names.contains { name in
+                ((try? FileManager.default.attributesOfItem(atPath: parts.appendingPathComponent(name).path))?[.size] as? Int ?? 0) >= 8 << 20
+            }
+        }
+        #expect(partOnDisk, "\(host.output)")
         kill(host.pid, SIGKILL)
         let killedAt = ContinuousClock.now
         let status = await first.wait(within: 20)

@@ -45,7 +45,9 @@ public enum SessionEvent: Sendable {
     case incomingConnectionFailed(peer: PeerID?, PeerMeshError)
     /// A peer started sending us a file (or resumed one after a reconnection); `progress` counts bytes received
     /// and `cancel()` on it stops the transfer on both sides. `name` is already sanitised into a safe file name.
-    case resourceStarted(name: String, from: PeerID, progress: Progress)
+    /// `resumedFrom` is how many bytes we already held (more than zero when it resumes an interrupted transfer):
+    /// `progress` starts there, and moves on as bytes arrive.
+    case resourceStarted(name: String, from: PeerID, progress: Progress, resumedFrom: UInt64)
     /// A file from a peer ended: `.success` carries where it now is (hash-verified, at its final name in
     /// `Configuration.receivingDirectory`); `.failure` says why, and no file was kept. A failure with code
     /// `peerDisconnected` may be followed by a new `resourceStarted` for the same file if the sender reconnects

@@ -330,7 +330,7 @@ final class TransferCenter {
         let hop = self.hop
         transfer.progress.cancellationHandler = { hop { $0.update(incoming: key, serial: serial) { $0.cancel() } } }
         send(key.id, to: key.peer, .accept(offset: offset, window: transfer.machine.windowSize))
-        transport?.emit(.resourceStarted(name: transfer.name, from: key.peer, progress: transfer.progress))
+        transport?.emit(.resourceStarted(name: transfer.name, from: key.peer, progress: transfer.progress, resumedFrom: offset))
     }
 
     /// Feeds the machine of the resource we receive as `key`, if `serial` is still the record under it, and
