@@ -95,13 +95,12 @@ extension Room {
             let (expired, next) = requests.withLockedValue { $0.removeExpired(at: .now) }
             for entry in expired {
                 try? entry.request.decline()   // tells a waiting member admission "no"; an invitation has expired already
-                if case .file(let name, _) = entry.request.kind {
-                    output.event("request-expired", Self.fields(entry),
-                                 human: "\(entry.request.peer.displayName) withdrew \"\(name)\" (#\(entry.number)) before you answered")
+                let human: TerminalLine = if case .file(let name, _) = entry.request.kind {
+                    "\(entry.request.peer.displayName) withdrew \"\(name)\" (#\(entry.number)) before you answered"
                 } else {
-                    output.event("request-expired", Self.fields(entry),
-                                 human: "request #\(entry.number) from \(entry.request.peer) expired before it was answered")
+                    "request #\(entry.number) from \(entry.request.peer) expired before it was answered"
                 }
+                output.event("request-expired", Self.fields(entry), human: human)
             }
             if let next { prompt(next) }
         }
@@ -135,13 +134,13 @@ extension Room {
     /// `#1 alice wants to join — key a1b2-…, verification code 123 456`, or `#2 alice offers "notes.txt" (1.2 KiB)`.
     private static func describe(_ entry: AdmissionQueue.Pending) -> TerminalLine {
         let request = entry.request
-        if case .file(let name, let size) = request.kind {
+        let how: TerminalLine
+        switch request.kind {
+        case .file(let name, let size):
             let folder = name.contains("/") ? ", from a folder (your answer holds for the rest of it)" : ""
             return "#\(entry.number) \(request.peer.displayName) offers \"\(name)\" (\(ProgressBar.bytes(Int64(clamping: size))))\(folder)"
-        }
-        let how: TerminalLine = switch request.kind {
-        case .invitation, .file: "wants to join"
-        case .member(let introducer): "wants to join as a member introduced by \(introducer)"
+        case .invitation: how = "wants to join"
+        case .member(let introducer): how = "wants to join as a member introduced by \(introducer)"
         }
         return "#\(entry.number) \(request.peer.displayName) \(how) — key \(request.peer.fingerprint), verification code \(request.verificationCode)"
     }

@@ -374,7 +374,7 @@ final class Room: Sendable {
                     ackSink.yield((message.id, peer))
                 }
             case .resourceOffered(let offer):
-                if files == .ask { offered(offer) } else { try? offer.accept() }
+                offered(offer)   // only under --files ask: the session asks only then
             case .resourceSendChanged(let file, let peer, let progress, let phase):
                 sendChanged(file, to: peer, progress, phase)
             case .resourceStarted(let file, let peer, let progress, let offset):

@@ -170,32 +170,24 @@ struct Announcement {
 /// The session and the room for `host`, `join` or `send`, the admission policy in place before the first member can
 /// arrive.
 func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, accept: AcceptPolicy, oneShot: Bool = false) throws -> Room {
-    var configuration = try sessionConfiguration(options, roomOptions)
-    // `send` leaves when it is done: a member that goes away fails the file at once (its command exits non-zero), and
-    // the same command run again later resumes from what the member kept.
-    if oneShot {
-        configuration.resumeWindow = .zero
-        configuration.acceptsIncomingResources = false   // it leaves when done: a file sent to it could never finish
-    }
-    let session = try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
-    return try Room(session: session, serviceType: roomOptions.serviceType, accept: accept, files: roomOptions.filePolicy,
-                    readsCommands: !oneShot, output: RoomOutput(json: roomOptions.json))
+    try Room(session: makeSession(options, roomOptions, oneShot: oneShot), serviceType: roomOptions.serviceType, accept: accept,
+             files: roomOptions.filePolicy, readsCommands: !oneShot, output: RoomOutput(json: roomOptions.json))
 }
 
-/// The session the room options describe (`browse` needs only this).
-func makeSession(_ options: SessionOptions, _ roomOptions: RoomOptions) throws -> Session {
-    try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference,
-                configuration: sessionConfiguration(options, roomOptions))
-}
-
-/// The session configuration the room options describe.
-private func sessionConfiguration(_ options: SessionOptions, _ roomOptions: RoomOptions) throws -> Session.Configuration {
+/// The session the room options describe (`browse` needs only this). A `oneShot` session (`send`) leaves when it is
+/// done: a member that goes away fails the file at once (the command exits non-zero; run again later, it resumes from
+/// what the member kept), and it takes no files, which could never finish.
+func makeSession(_ options: SessionOptions, _ roomOptions: RoomOptions, oneShot: Bool = false) throws -> Session {
     var configuration = options.configuration()
     configuration.maximumPeers = roomOptions.maxPeers
     configuration.receivingDirectory = roomOptions.downloadsDirectory
     configuration.maximumIncomingResourceSize = roomOptions.maxFileSize.bytes
     roomOptions.filePolicy.apply(to: &configuration)
-    return configuration
+    if oneShot {
+        configuration.resumeWindow = .zero
+        configuration.acceptsIncomingResources = false
+    }
+    return try Session(identity: try options.loadIdentity(), encryption: options.encryption.preference, configuration: configuration)
 }
 
 /// Advertises the room so others can join through us, announces it, warns about a download folder that cannot be

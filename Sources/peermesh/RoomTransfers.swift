@@ -88,11 +88,11 @@ struct RoomTransfers: Sendable {
     /// one numbered or those whose name is given. Nil when nothing matches, or when none is named and several run.
     func select(_ words: String) -> [Int]? {
         let selector = words.trimmingCharacters(in: .whitespaces)
+        let number = Int(selector.hasPrefix("#") ? String(selector.dropFirst()) : selector)
         let chosen: [Int] = switch selector {
         case "": entries.count == 1 ? Array(entries.keys) : []
         case "all": Array(entries.keys)
-        case let text where Int(text.hasPrefix("#") ? String(text.dropFirst()) : text) != nil:
-            entries.keys.filter { $0 == Int(text.hasPrefix("#") ? String(text.dropFirst()) : text) }
+        case _ where number != nil: entries.keys.filter { $0 == number }
         default: entries.values.filter { $0.name == selector }.map(\.number)
         }
         return chosen.isEmpty ? nil : chosen.sorted()

@@ -90,18 +90,19 @@ actor FileSink {
         let cutoff = Date().addingTimeInterval(-age)
         for name in names where name.hasSuffix(".part") {
             let path = partials.appendingPathComponent(name).path
-            if let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < cutoff {
-                unlink(path)
-            }
+            if let modified = modificationDate(path), modified < cutoff { unlink(path) }
         }
     }
 
     /// Whether the partial file `fileName` under `directory` was written to within `age`: an interrupted transfer
     /// that may still be resumed.
     static func resumablePartial(in directory: URL, fileName: String, within age: TimeInterval) -> Bool {
-        let path = partialDirectory(in: directory).appendingPathComponent(fileName).path
-        guard let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date else { return false }
+        guard let modified = modificationDate(partialDirectory(in: directory).appendingPathComponent(fileName).path) else { return false }
         return modified >= Date().addingTimeInterval(-age)
+    }
+
+    private static func modificationDate(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 
     deinit { if fd >= 0 { Glibc.close(fd) } }

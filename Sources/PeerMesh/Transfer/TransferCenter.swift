@@ -218,21 +218,20 @@ final class TransferCenter {
         }
         let fileName = FileSink.partialName(sender: key.peer, receiver: me, name: name, size: size)
         // The same file from the same sender, interrupted earlier: resume it without asking again (the person took
-        // it already), from the bytes we hold. Kept by this run, or left on disk by an earlier one.
-        if let held = partials.first(where: { $0.key == key || $0.value.fileName == fileName })?.key {
-            let partial = partials.removeValue(forKey: held)!
+        // it already), from the bytes we hold. Kept by this run (under its own name, or a second copy's, which this
+        // transfer's ID names), or left on disk by an earlier one. The names encode sender, receiver, name and size.
+        let held = [fileName, FileSink.duplicateName(of: fileName, id: key.id)]
+        if let parked = partials.first(where: { held.contains($0.value.fileName) })?.key {
+            let partial = partials.removeValue(forKey: parked)!
             partial.expiry.cancel()
-            if partial.rawName == name, partial.size == size {
-                let sink = partial.sink
-                let hop = self.hop
-                resuming[key] = fileName
-                sink.run { sink in
-                    let offset = sink.offset
-                    hop { $0.resumed(key, name: name, size: size, sink: sink, offset: offset) }
-                }
-                return
+            let sink = partial.sink
+            let hop = self.hop
+            resuming[key] = sink.fileName
+            sink.run { sink in
+                let offset = sink.offset
+                hop { $0.resumed(key, name: name, size: size, sink: sink, offset: offset) }
             }
-            partial.sink.discardLater()
+            return
         }
         let inUse = incoming.values.contains { $0.sink.fileName == fileName } || offers.values.contains { $0.fileName == fileName }
             || resuming.values.contains(fileName)
@@ -596,7 +595,7 @@ final class TransferCenter {
                     sink.discardLater()
                 }
             }
-            partials[key] = PartialResource(rawName: transfer.rawName, size: transfer.machine.size, sink: sink, expiry: expiry)
+            partials[key] = PartialResource(sink: sink, expiry: expiry)
             transport?.emit(.resourceFinished(name: transfer.name, from: peer, result: .failure(PeerMeshError(
                 .peerDisconnected,
                 "The sender left before the file was complete; if it reconnects within the resume window the transfer resumes and is reported again."

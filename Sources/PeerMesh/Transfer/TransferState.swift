@@ -36,9 +36,7 @@ struct IncomingResource {
     let key: TransferKey
     /// Tells this record from an earlier one under the same key (before a resume), whose I/O may still complete.
     let serial: UInt64
-    /// The name as the sender wrote it (a re-offer must match it to resume).
-    let rawName: String
-    /// The sanitised file name.
+    /// The sanitised file name (a relative path when it came from a folder).
     let name: String
     let sink: FileSink
     let progress: Progress
@@ -48,7 +46,6 @@ struct IncomingResource {
     init(key: TransferKey, serial: UInt64, rawName: String, size: UInt64, offset: UInt64, window: UInt32, sink: FileSink) {
         self.key = key
         self.serial = serial
-        self.rawName = rawName
         self.name = ResourceName.sanitizePath(rawName)
         self.sink = sink
         self.progress = Progress(totalUnitCount: Int64(clamping: size))
@@ -59,8 +56,6 @@ struct IncomingResource {
 
 /// A partial file kept after the link dropped, waiting for the sender to re-offer it.
 struct PartialResource {
-    let rawName: String
-    let size: UInt64
     let sink: FileSink
     let expiry: Scheduled<Void>
     var fileName: String { sink.fileName }
