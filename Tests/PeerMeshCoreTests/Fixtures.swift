@@ -62,6 +62,12 @@ enum Fixtures {
             .init(destination: bytes(32, 2), sequence: 5, messageSequence: 0, flags: 8, sealedKey: bytes(48, 3)),
             .init(destination: bytes(32, 4), sequence: 1, messageSequence: .max, flags: 0, sealedKey: bytes(48, 5)),
         ], body: ByteBuffer(bytes: bytes(18, 7)))),
+        .datagram(.init(kind: .message, flags: 1, hopLimit: 64, source: bytes(32, 1), destination: bytes(32, 2), sequence: 1,
+                        sealedBody: ByteBuffer(bytes: bytes(24, 9)))),
+        .datagram(.init(kind: .probeReply, flags: 0, hopLimit: 1, source: bytes(32, 3), destination: bytes(32, 4), sequence: .max,
+                        sealedBody: ByteBuffer(bytes: bytes(16, 2)))),
+        .datagramPort(0),
+        .datagramPort(.max),
     ]
 
     static func transfer(_ body: TransferFrame.Body, id: UInt64 = 42) -> Frame {

@@ -18,6 +18,8 @@ protocol LinkDelegate: AnyObject {
     func link(_ link: LinkHandler, handedOver: [LinkHandler.HandOver])
     /// Frames that senders wait on will never go out on this link (`SessionMachine.writeFailed`).
     func link(_ link: LinkHandler, couldNotHandOver: [LinkHandler.HandOver], error: PeerMeshError)
+    /// Datagram frames were dropped rather than queued behind a full connection.
+    func link(_ link: LinkHandler, droppedDatagrams count: Int)
 }
 
 /// The thin driver of one link: feeds bytes and events to `LinkStateMachine` and performs its actions.
@@ -56,6 +58,9 @@ final class LinkHandler: ChannelInboundHandler {
     private var drainScheduled = false
     /// Frames are gathered into buffers of about this size before each is written.
     private static let batchSize = 64 * 1024
+    /// Bytes of datagram frames that may wait for the connection; beyond it the oldest are dropped, so unreliable
+    /// traffic never queues behind a slow peer (or, at a relay, behind a slow next hop).
+    static let datagramQueueLimit = 64 * 1024
 
     /// The verified peer, once known.
     var peer: VerifiedPeer? { machine.peer }
@@ -162,6 +167,11 @@ final class LinkHandler: ChannelInboundHandler {
             return
         }
         scheduler.enqueue(Outbound(frame: frame, handOver: handOver), size: frame.wireSize, to: queue)
+        if queue == .datagrams {
+            var dropped = 0
+            while scheduler.queuedBytes(in: .datagrams) > Self.datagramQueueLimit, scheduler.dropOldest(in: .datagrams) != nil { dropped += 1 }
+            if dropped > 0 { delegate?.link(self, droppedDatagrams: dropped) }
+        }
         guard !drainScheduled, let context else { return }
         drainScheduled = true
         let this = NIOLoopBound(self, eventLoop: context.eventLoop)

@@ -7,7 +7,8 @@ import PeerMeshCore
 /// `send` appends under a lock and returns; the loop takes everything queued in one task per wake-up (`takeAll`),
 /// so many messages cost one hop to the loop, not one each. Back-pressure is a byte credit: what is queued here plus
 /// what the loop took and no connection has yet accepted (`released` gives it back). A sender waits only while that
-/// is above `limit`.
+/// is above `limit`. Unreliable messages never wait and hold no credit: they have a budget of their own here, and
+/// when it is exceeded the oldest of them not taken yet are dropped (`droppedUnreliable`).
 final class Outbox: Sendable {
     /// One accepted message.
     struct Entry: Sendable {
@@ -35,6 +36,8 @@ final class Outbox: Sendable {
     private struct State {
         var entries: [Entry] = []
         var outstanding = 0
+        var unreliableQueued = 0
+        var droppedUnreliable = 0
         var closed = false
         var waiters: [CheckedContinuation<Void, Never>] = []
         /// Completed once nothing is outstanding.
@@ -56,11 +59,22 @@ final class Outbox: Sendable {
     func append(_ entry: Entry) -> Admission {
         state.withLockedValue { state in
             guard !state.closed else { return .closed }
+            if entry.mode == .unreliable {
+                state.unreliableQueued += entry.cost
+                while state.unreliableQueued > limit, let oldest = state.entries.firstIndex(where: { $0.mode == .unreliable }) {
+                    state.unreliableQueued -= state.entries.remove(at: oldest).cost
+                    state.droppedUnreliable += 1
+                }
+            } else {
+                state.outstanding += entry.cost
+            }
             state.entries.append(entry)
-            state.outstanding += entry.cost
             return state.entries.count == 1 ? .queuedFirst : .queued
         }
     }
+
+    /// Unreliable messages dropped before the loop took them (the app sent them faster than the loop takes them).
+    var droppedUnreliable: Int { state.withLockedValue { $0.droppedUnreliable } }
 
     /// Waits while more than `limit` bytes are outstanding (returns at once when the session closes).
     func waitForCredit() async {
@@ -78,7 +92,10 @@ final class Outbox: Sendable {
     /// The loop takes everything queued, in order.
     func takeAll() -> [Entry] {
         state.withLockedValue { state in
-            defer { state.entries.removeAll(keepingCapacity: true) }
+            defer {
+                state.entries.removeAll(keepingCapacity: true)
+                state.unreliableQueued = 0
+            }
             return state.entries
         }
     }

@@ -138,7 +138,15 @@ public final class Session: Sendable {
     /// Throws `messageTooLarge`, `sessionClosed` or `notConnected` (a peer is not in `connectedPeers`) before
     /// anything is sent. A reliable message that can no longer be sent once it was queued (its peer left first) is
     /// reported by an `.undelivered` event, like one sent and never acknowledged.
+    ///
+    /// `.unreliable` never suspends: the message goes as sealed UDP datagrams (at most
+    /// `DatagramChannel.maximumMessageSize` bytes, split into pieces of 1,200 bytes that arrive whole or not at all),
+    /// or as datagram frames on the links where there is no UDP path; it is never re-sent, and what cannot go at
+    /// once is dropped and counted in `meshCounters` (`unreliableDropped`).
     public func send(_ data: Data, to peers: [PeerID], mode: SendMode = .reliable) async throws(PeerMeshError) {
+        if mode == .unreliable, data.count > DatagramChannel.maximumMessageSize {
+            throw PeerMeshError(.messageTooLarge, "An unreliable message is at most \(DatagramChannel.maximumMessageSize) bytes; this one is \(data.count). Send it reliably.")
+        }
         guard data.count <= configuration.maximumMessageSize else {
             throw PeerMeshError(.messageTooLarge, "The message is \(data.count) bytes; the limit is \(configuration.maximumMessageSize). Send it as a resource or raise Configuration.maximumMessageSize.")
         }
@@ -156,7 +164,7 @@ public final class Session: Sendable {
             // Not (or no longer) a member, or a neighbour whose `.connected` is still to come: the loop decides.
             try await run { core in core.loop.makeCompletedFuture { try core.sendChecked(entry) } }
         }
-        await core.outbox.waitForCredit()
+        if mode == .reliable { await core.outbox.waitForCredit() }
     }
 
     /// How `peer` is reached: over our own link (`.direct`), through a member (`.via`), or nil when it is not a

@@ -29,6 +29,11 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     /// Our own dials that have not connected yet, with the caller waiting on each.
     var outgoing: [ObjectIdentifier: OutgoingConnection] = [:]
     var listener: Channel?
+    /// Our UDP socket for members' datagrams, bound when the first link that agreed on them comes up.
+    var datagramSocket: (socket: DatagramSocket, channel: Channel)?
+    private var bindingDatagramSocket = false
+    /// Unreliable datagram frames our links dropped rather than queue (counted into `meshCounters`).
+    var linkDroppedDatagrams = 0
     private var reading = true
     /// Events not yet handed to the app (`emit`).
     private var pendingEvents: [SessionEvent] = []
@@ -113,7 +118,9 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                 }
                 tickets = hand(entry, to: reachable, now: now)
             }
-            // The credit comes back once every connection took its copy (or could not).
+            // An unreliable message never held credit. A reliable one's comes back once every connection took its copy
+            // (or could not).
+            guard entry.mode == .reliable else { continue }
             let outbox = self.outbox, cost = entry.cost
             switch tickets?.count ?? 0 {
             case 0: outbox.released(cost)
@@ -169,8 +176,12 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     /// How `peer` is reached now, or nil when it is not a member.
     func route(to peer: PeerID) -> Route? { machine.route(to: peer) }
 
-    /// What the mesh layer counted.
-    var meshCounters: MeshCounters { machine.counters }
+    /// What the mesh layer counted, with the unreliable messages the shell dropped rather than queue.
+    var meshCounters: MeshCounters {
+        var counters = machine.counters
+        counters.unreliableDropped += outbox.droppedUnreliable + linkDroppedDatagrams + (datagramSocket?.socket.dropped ?? 0)
+        return counters
+    }
 
     /// How `peer`'s traffic is protected, or nil when it is not a member; starts the end-to-end pairing if none is
     /// under way for its current keys.
@@ -193,8 +204,39 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     }
 
     func linkUp(_ link: LinkHandler, peer: PeerID) {
-        perform(machine.linkUp(ObjectIdentifier(link), peer: peer, multicast: link.agrees(on: .multicast),
-                               address: link.remoteAddress?.addressBytes, now: .now()))
+        let datagrams = link.agrees(on: .datagrams)
+        var scope: UInt32 = 0
+        if case .v6(let address) = link.remoteAddress { scope = address.address.sin6_scope_id }
+        perform(machine.linkUp(ObjectIdentifier(link), peer: peer, multicast: link.agrees(on: .multicast), datagrams: datagrams,
+                               address: link.remoteAddress?.addressBytes, scope: scope, now: .now()))
+        if datagrams { bindDatagramSocket() }
+    }
+
+    /// Binds our UDP socket once; the machine then tells our neighbours its port. Without one (the bind failed),
+    /// unreliable messages travel as datagram frames on the links.
+    private func bindDatagramSocket() {
+        guard datagramSocket == nil, !bindingDatagramSocket, !isClosed else { return }
+        bindingDatagramSocket = true
+        DatagramSocket.bind(host: configuration.listenHost, on: loop) { [unowned self] bytes, address in
+            guard !isClosed, let endpoint = DatagramEndpoint(address) else { return }
+            perform(machine.receivedDatagram(bytes, from: endpoint, now: .now()))
+        }.whenComplete { [self] result in
+            bindingDatagramSocket = false
+            guard case .success(let bound) = result else { return }
+            guard !isClosed, let port = bound.channel.localAddress?.port else {
+                bound.channel.close(promise: nil)
+                return
+            }
+            datagramSocket = bound
+            perform(machine.datagramsBound(port: UInt16(port)))
+            // Closed by NIO after an error it cannot recover from: the links carry datagrams until a new socket is
+            // bound, with the next link that comes up.
+            bound.channel.closeFuture.whenComplete { [self] _ in
+                guard !isClosed, datagramSocket?.channel === bound.channel else { return }
+                datagramSocket = nil
+                perform(machine.datagramsBound(port: 0))
+            }
+        }
     }
 
     func link(_ link: LinkHandler, receivedMesh frame: Frame, from neighbor: PeerID) {
@@ -208,6 +250,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     func link(_ link: LinkHandler, couldNotHandOver: [LinkHandler.HandOver], error: PeerMeshError) {
         perform(couldNotHandOver.flatMap { machine.writeFailed($0, error: error) })
     }
+
+    func link(_ link: LinkHandler, droppedDatagrams count: Int) { linkDroppedDatagrams += count }
 
     /// Counts the mesh frames a link wrote (`MeshCounters.linkStateBytesSent`, `routedBytesSent`).
     func link(_ link: LinkHandler, wroteMesh frame: Frame, bytes: Int) { machine.wrote(frame, bytes: bytes) }
@@ -241,6 +285,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                 dial(peer, endpoints)
             case .askAdmission(let peer, let introducer, let code):
                 ask(about: peer, introducer: introducer, code: code)
+            case .sendDatagram(let datagram, let endpoint):
+                datagramSocket?.socket.send(datagram, to: endpoint)
             }
         }
         scheduleTick()
@@ -316,6 +362,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         outbox.close()
         listener?.close(promise: nil)
         listener = nil
+        datagramSocket?.channel.close(promise: nil)
         transfers.closeAll()
         tickTask?.cancel()
         perform(machine.close())
@@ -353,6 +400,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         guard reading != on else { return }
         reading = on
         for link in neighborLinks { link.setAutoRead(on) }
+        // Datagrams that arrive while the app reads nothing stay in the socket's buffer, and beyond it are lost.
+        datagramSocket?.channel.setOption(.autoRead, value: on).whenFailure { _ in }
     }
 
     var isReading: Bool { reading }

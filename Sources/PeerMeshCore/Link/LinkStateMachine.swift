@@ -307,11 +307,14 @@ public struct LinkStateMachine: Sendable {
         case (.data, _), (.transfer, _):
             // One data path: messages and transfers travel only inside a member's channel (Routed), neighbour or not.
             return fail(Frame.violation("a \(frame.kind) frame outside a member's channel"), tellPeer: true)
-        case (.multicast, .connected(let peer)) where !peer.negotiation.capabilities.contains(.multicast):
+        case (.multicast, .connected(let peer)) where !peer.negotiation.capabilities.contains(.multicast),
+             (.datagram, .connected(let peer)) where !peer.negotiation.capabilities.contains(.datagrams),
+             (.datagramPort, .connected(let peer)) where !peer.negotiation.capabilities.contains(.datagrams):
             return fail(Frame.violation("a \(frame.kind) frame on a link that did not agree on its capability"), tellPeer: true)
-        case (.linkState, .connected(let peer)), (.routed, .connected(let peer)), (.multicast, .connected(let peer)):
+        case (.linkState, .connected(let peer)), (.routed, .connected(let peer)), (.multicast, .connected(let peer)),
+             (.datagram, .connected(let peer)), (.datagramPort, .connected(let peer)):
             return [.mesh(frame, from: peer.peerID)]
-        case (.linkState, _), (.routed, _), (.multicast, _):
+        case (.linkState, _), (.routed, _), (.multicast, _), (.datagram, _), (.datagramPort, _):
             framesDiscardedBeforeAcceptance += 1
             return []
         default:

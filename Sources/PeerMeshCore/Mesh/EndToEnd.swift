@@ -45,6 +45,9 @@ public struct EndToEndChannel: Sendable {
     private var window = ReplayWindow()
     private let ackSendKeyBytes: [UInt8]
     private let ackReceiveKeyBytes: [UInt8]
+    /// Keys of the members' unreliable datagrams (`DatagramChannel`), one per direction: their own sequence space.
+    let datagramSendKeyBytes: [UInt8]
+    let datagramReceiveKeyBytes: [UInt8]
     /// A frame sent and not yet acknowledged: its inner bytes, and its sealed form once it needed one (a frame is
     /// sealed at most once, so a sequence number never meets the key twice as a nonce).
     private struct Retained: Sendable {
@@ -98,6 +101,8 @@ public struct EndToEndChannel: Sendable {
         self.receiveKeyBytes = key(peer, me)
         self.ackSendKeyBytes = key(me + Array("ack".utf8), peer)
         self.ackReceiveKeyBytes = key(peer + Array("ack".utf8), me)
+        self.datagramSendKeyBytes = key(me + Array("datagram".utf8), peer)
+        self.datagramReceiveKeyBytes = key(peer + Array("datagram".utf8), me)
     }
 
     /// Seals an encoded inner frame for the peer, to send through relays.

@@ -49,6 +49,13 @@ struct MemberState<Link: Hashable, Ticket> {
     var retransmissions = 0
     /// We owe the member an acknowledgement.
     var owesAcknowledgement = false
+    /// Unreliable messages to and from the member: derived beside `channel`, from the same session keys.
+    var datagrams: DatagramChannel?
+    /// The member's UDP endpoint (a neighbour that told us its port), used once a probe on it is answered.
+    var udpPath = ProbedPath()
+    /// Datagram frames along the member's route through relays, used once a probe along it is answered (a
+    /// neighbour whose link agreed on datagrams needs no probe).
+    var routePath = ProbedPath()
 
     init(keyID: [UInt8], peer: PeerID) {
         self.keyID = keyID

@@ -38,4 +38,25 @@ public struct MeshCounters: Sendable, Equatable {
     /// Bytes of Routed frames other than acknowledgements that we wrote to our links: frames we originated
     /// (sealed for relays, or with the unsealed header on our own link to the member), sent again, or relayed.
     public var routedBytesSent = 0
+
+    /// Datagrams we sent over UDP (unreliable message pieces, probes and probe replies).
+    public var datagramsSentUDP = 0
+    /// Datagram frames we originated on our links (to members without a UDP path, through relays, and probes).
+    public var datagramsSentOnLinks = 0
+    /// Unreliable messages sent on a member's reliable channel, because its links did not agree on datagrams.
+    public var unreliableOnChannel = 0
+    /// Datagrams for us that opened (by UDP or on a link).
+    public var datagramsReceived = 0
+    /// Datagrams refused: malformed, from no member we know, not opening under the member's key (forged or
+    /// altered), or not encrypted although the session requires it.
+    public var datagramsForged = 0
+    /// Datagrams refused as replays: their sequence was already opened, or is too old for the replay window.
+    public var datagramsReplayed = 0
+    /// Unreliable messages or datagrams dropped rather than queued: sent faster than the path takes them (our UDP
+    /// socket, a link's datagram queue here or at a relay, the send queue), no path or keys yet, or a full channel.
+    public var unreliableDropped = 0
+    /// Unreliable messages from members dropped whole because a piece of them never arrived.
+    public var unreliableIncomplete = 0
+    /// Datagram frames we forwarded for other members.
+    public var datagramsRelayed = 0
 }

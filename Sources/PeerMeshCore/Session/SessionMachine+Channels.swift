@@ -20,6 +20,10 @@ extension SessionMachine {
         if members[handle].channel != nil { memberRestarted(handle) }
         members[handle].channel = try? EndToEndChannel(me: me.keyID, ownSessionKey: sessionPrivateKey, peer: keyID, peerSessionKey: key)
         members[handle].channelCheckedAt = members[handle].channel == nil ? nil : mesh.recordRevision
+        // New keys: datagram sequences start again, and paths proven to the predecessor are proven again.
+        members[handle].datagrams = members[handle].channel.map(DatagramChannel.init(beside:))
+        if members[handle].udpPath.endpoint != nil { members[handle].udpPath.start() }
+        if members[handle].routePath.probeAt != nil || members[handle].routePath.isConfirmed { members[handle].routePath.start() }
         return members[handle].channel != nil
     }
 
@@ -61,7 +65,7 @@ extension SessionMachine {
 
     /// A message as the member's channel items: its Data fragments, numbered by the member's fragmenter, with the
     /// ticket (and, when reliable, the whole message) on the last.
-    private mutating func channelItems(_ message: ByteBuffer, to handle: MemberHandle, mode: Frame.Mode, ticket: Ticket?) -> [Parked] {
+    mutating func channelItems(_ message: ByteBuffer, to handle: MemberHandle, mode: Frame.Mode, ticket: Ticket?) -> [Parked] {
         let frames = members[handle].fragmenter.fragments(of: message, source: me.keyID, destination: members[handle].keyID, mode: mode)
         return frames.enumerated().map { index, frame in
             let last = index == frames.count - 1
@@ -114,7 +118,7 @@ extension SessionMachine {
         members[handle].ackProgress = now
     }
 
-    private mutating func transmit(_ item: Parked, to handle: MemberHandle, on link: Link, now: NIODeadline) {
+    mutating func transmit(_ item: Parked, to handle: MemberHandle, on link: Link, now: NIODeadline) {
         guard members[handle].channel != nil else { return }
         var inner = ByteBuffer()
         inner.reserveCapacity(item.frame.wireSize)

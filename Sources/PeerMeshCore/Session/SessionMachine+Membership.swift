@@ -102,6 +102,7 @@ extension SessionMachine {
             members[handle].announced = true
             out.append(.event(.rosterChanged(roster)))
             out.append(.event(.connected(peer)))
+            startRouteProbes(handle)
             // Paired before it was admitted: its code is known now, as `.verified` says for any member.
             if members[handle].directLink == nil, members[handle].pairing?.code != nil { out.append(.event(.verified(peer))) }
             out.append(.event(.transfersResumable(peer)))

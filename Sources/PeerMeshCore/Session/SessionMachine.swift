@@ -80,6 +80,8 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         case dial(PeerID, [ConnectionData.Endpoint])
         /// Ask the app whether to admit a member that a neighbour introduced; answer with `admissionAnswered`.
         case askAdmission(peer: PeerID, introducer: PeerID, code: String)
+        /// Send a UDP datagram from our datagram socket (`datagramsBound`); drop it, counting, rather than queue it.
+        case sendDatagram(SealedDatagram, to: DatagramEndpoint)
     }
 
     /// What the app and the transfers hear.
@@ -123,6 +125,11 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     var listeningEndpoints: [ConnectionData.Endpoint] = []
     var linkAddresses: [Link: [UInt8]] = [:]
     var multicastLinks: Set<Link> = []
+    /// Links that agreed on datagrams, the IPv6 scope of each link's address, and the UDP port we receive on.
+    var datagramLinks: Set<Link> = []
+    var linkScopes: [Link: UInt32] = [:]
+    var ownDatagramPort: UInt16?
+    var datagramProbeAt: NIODeadline?
     /// Whether the app decides about introduced members (otherwise they are admitted at once).
     public var asksAdmission = false
     /// What the mesh layer counted.
@@ -162,10 +169,12 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     // MARK: Inputs
 
-    /// A link's handshake and invitation are done: `peer` is our neighbour on it. `multicast`: the link agreed on
-    /// multicast frames; `address`: the peer's IP address bytes (direct upgrades prefer addresses like these).
+    /// A link's handshake and invitation are done: `peer` is our neighbour on it. `multicast`, `datagrams`: the link
+    /// agreed on multicast and datagram frames; `address`: the peer's IP address bytes (direct upgrades prefer
+    /// addresses like these; datagrams go to its UDP port there), `scope` its IPv6 scope.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
-    public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, address: [UInt8]?, now: NIODeadline) -> [Directive] {
+    public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, datagrams: Bool = false, address: [UInt8]?, scope: UInt32 = 0,
+                                now: NIODeadline) -> [Directive] {
         let handle = members.handle(for: peer)
         let previous = members[handle].directLink
         if let previous, previous != link {
@@ -182,6 +191,11 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         links[link] = handle
         linkAddresses[link] = address
         if multicast { multicastLinks.insert(link) }
+        if datagrams {
+            datagramLinks.insert(link)
+            linkScopes[link] = scope
+            if let ownDatagramPort { out.append(.write(.datagramPort(ownDatagramPort), on: link, queue: .control, handOver: nil)) }
+        }
         admissions.linked(peer.keyID)
         directLinksChanged(newLink: link, now: now)
         releaseHeldFrames(now: now)
@@ -204,9 +218,13 @@ public struct SessionMachine<Link: Hashable, Ticket> {
             // The record the channel waited for can no longer come this way. Records through others say as well
             // whether the member is a new process (a new session key restarts its channel), so it waits no more.
             members[handle].awaitingRecord = false
+            // Its UDP port was told on this link: a new link tells it again.
+            members[handle].udpPath.stop()
         }
         linkAddresses[link] = nil
         multicastLinks.remove(link)
+        datagramLinks.remove(link)
+        linkScopes[link] = nil
     }
 
     /// A mesh frame (link state, routed, multicast) arrived on a member's link.
@@ -217,6 +235,8 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         case .linkState(let record): receivedRecord(record, frame: frame, from: neighbor, now: now)
         case .routed(let routed): receivedRouted(routed, from: neighbor, now: now)
         case .multicast(let multicast): receivedMulticast(multicast, now: now)
+        case .datagram(let datagram): receivedDatagramFrame(datagram, now: now)
+        case .datagramPort(let port): receivedDatagramPort(port, on: link, from: neighbor)
         default: break
         }
         releaseHeldFrames(now: now)
@@ -224,11 +244,16 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// Sends `message` to each of `peers` (one copy per shared link where paths share one); `ticket(peer)` makes
-    /// what the sender waits on for each. Throws, sending nothing, when one of them cannot be reached.
+    /// what the sender waits on for each. Throws, sending nothing, when one of them cannot be reached, or when an
+    /// unreliable message is larger than `DatagramChannel.maximumMessageSize`. Unreliable messages never wait: their
+    /// tickets succeed at once, and what cannot go now is dropped and counted.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode, now: NIODeadline,
                               ticket: (PeerID) -> Ticket) throws(PeerMeshError) -> [Directive] {
         if isClosed { throw Self.closedError }
+        if mode == .unreliable, message.readableBytes > DatagramChannel.maximumMessageSize {
+            throw PeerMeshError(.messageTooLarge, "An unreliable message is at most \(DatagramChannel.maximumMessageSize) bytes; this one is \(message.readableBytes). Send it reliably.")
+        }
         var handles: [MemberHandle] = []
         handles.reserveCapacity(peers.count)
         for peer in peers {
@@ -236,6 +261,10 @@ public struct SessionMachine<Link: Hashable, Ticket> {
                 throw PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent.")
             }
             handles.append(handle)
+        }
+        if mode == .unreliable {
+            for handle in handles { sendUnreliable(message, to: handle, ticket: ticket(members[handle].peer), now: now) }
+            return flush()
         }
         let unicast = handles.count > 1 ? sendMulticast(message, to: handles, mode: mode, now: now, ticket: ticket) : handles
         for handle in unicast { sendMessage(message, to: handle, mode: mode, ticket: ticket(members[handle].peer), now: now) }
@@ -307,6 +336,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
             directRetryAt = nil
             linkDirectlyWhereReachable(now: now)
         }
+        if let due = datagramProbeAt, due <= now { probeDatagramPaths(now: now) }
         releaseHeldFrames(now: now)
         return flush()
     }
@@ -320,7 +350,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
             return min(a, b)
         }
         var earliest = earlier(earlier(acknowledgeAt, publishAt), earlier(retransmitCheckAt, recordExpiryAt))
-        earliest = earlier(earliest, directRetryAt)
+        earliest = earlier(earlier(earliest, directRetryAt), datagramProbeAt)
         for check in admissionChecks { earliest = earlier(earliest, check) }
         return earliest
     }

@@ -4,6 +4,8 @@ public enum OutboundQueue: Hashable, Sendable {
     case control
     /// Application messages, in send order.
     case messages
+    /// Unreliable datagram frames: bounded, the oldest dropped when full (`OutboundScheduler.dropOldest`).
+    case datagrams
     /// One outgoing resource or stream, by transfer ID.
     case transfer(UInt64)
 }
@@ -24,11 +26,18 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
         var items: [(item: Item, size: Int)] = []
         var head = 0
         var deficit = 0
+        var bytes = 0
         var isEmpty: Bool { head == items.count }
+
+        mutating func push(_ item: Item, size: Int) {
+            items.append((item, size))
+            bytes += size
+        }
 
         mutating func pop() -> (item: Item, size: Int) {
             let next = items[head]
             head += 1
+            bytes -= next.size
             if head > 64, head * 2 > items.count {
                 items.removeFirst(head)
                 head = 0
@@ -61,7 +70,7 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
         count += 1
         queuedBytes += size
         if queue == .control {
-            control.items.append((item, size))
+            control.push(item, size: size)
             return
         }
         // In place (`lanes[queue, default:]`): a lane copied out and stored back would copy every item it holds.
@@ -70,7 +79,7 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
             lanes[queue, default: Lane()].deficit = 0
             active.append(queue)
         }
-        lanes[queue, default: Lane()].items.append((item, size))
+        lanes[queue, default: Lane()].push(item, size: size)
     }
 
     /// The next item to write, or nil when every queue is empty.
@@ -108,6 +117,27 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
             return item
         }
         return nil
+    }
+
+    /// Bytes waiting in `queue`.
+    public func queuedBytes(in queue: Queue) -> Int {
+        (queue == .control ? control : lanes[queue])?.bytes ?? 0
+    }
+
+    /// Removes the oldest item waiting in `queue` (a datagram that would otherwise queue behind a full link).
+    public mutating func dropOldest(in queue: Queue) -> Item? {
+        guard queue != .control, var lane = lanes[queue], !lane.isEmpty else { return nil }
+        let dropped = lane.pop()
+        count -= 1
+        queuedBytes -= dropped.size
+        if lane.isEmpty {
+            lanes[queue] = nil
+            if active.first == queue { headTurnStarted = false }
+            active.removeAll { $0 == queue }
+        } else {
+            lanes[queue] = lane
+        }
+        return dropped.item
     }
 
     /// Removes and returns everything waiting in `queue` (a cancelled transfer's chunks).

@@ -12,9 +12,12 @@ public struct Capabilities: OptionSet, Hashable, Sendable, CustomStringConvertib
     public static let mesh = Capabilities(rawValue: 1 << 0)
     /// Multicast frames (16): one copy of a message per link for several members.
     public static let multicast = Capabilities(rawValue: 1 << 1)
+    /// Datagram and DatagramPort frames (18, 19): unreliable messages as sealed UDP datagrams, or as frames that
+    /// are never retained when there is no UDP path.
+    public static let datagrams = Capabilities(rawValue: 1 << 2)
 
     /// Everything this build speaks.
-    public static let all: Capabilities = [.mesh, .multicast]
+    public static let all: Capabilities = [.mesh, .multicast, .datagrams]
     /// What a peer must offer for wire version 2 to work at all.
     public static let required: Capabilities = [.mesh]
 
@@ -23,6 +26,7 @@ public struct Capabilities: OptionSet, Hashable, Sendable, CustomStringConvertib
         var names: [String] = []
         if contains(.mesh) { names.append("mesh") }
         if contains(.multicast) { names.append("multicast") }
+        if contains(.datagrams) { names.append("datagrams") }
         let unknown = rawValue & ~Capabilities.all.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: "+")

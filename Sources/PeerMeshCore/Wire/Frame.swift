@@ -28,13 +28,20 @@ public enum Frame: Hashable, Sendable {
     /// One step of the end-to-end pairing between two members (see `MemberPairing`); only ever the inner frame
     /// of a routed frame, sealed on the members' channel, never sent on a link by itself.
     case pairing(PairingFrame)
+    /// An unreliable datagram between members carried on a link (`SealedDatagram`): to a member without a UDP
+    /// path, or through relays. Never retained, acknowledged or sent again. Capability `datagrams`.
+    case datagram(SealedDatagram)
+    /// The UDP port the sender receives datagrams on, at the address this link reaches it at (0: none). Sent once
+    /// after the invitation on a link that agreed on `datagrams`; the path is used only after a sealed probe on it
+    /// was answered.
+    case datagramPort(UInt16)
 
     /// Frame type bytes.
     public enum Kind: UInt8, Sendable, CaseIterable {
         case hello = 1, invitation = 2, invitationResponse = 3, data = 4, heartbeat = 5, close = 6
         case transferOpen = 7, transferAccept = 8, transferChunk = 9, transferCredit = 10, transferEnd = 11
         case transferReset = 12, transferDone = 13
-        case linkState = 14, routed = 15, multicast = 16, pairing = 17
+        case linkState = 14, routed = 15, multicast = 16, pairing = 17, datagram = 18, datagramPort = 19
     }
 
     /// This frame's type byte.
@@ -51,6 +58,8 @@ public enum Frame: Hashable, Sendable {
         case .routed: .routed
         case .multicast: .multicast
         case .pairing: .pairing
+        case .datagram: .datagram
+        case .datagramPort: .datagramPort
         }
     }
 

@@ -72,6 +72,10 @@ extension Frame {
             buffer.writeInteger(pairing.step.rawValue)
             buffer.writeInteger(pairing.encryption.rawValue)
             buffer.writeBytes(pairing.value)
+        case .datagram(let datagram):
+            datagram.write(into: &buffer)
+        case .datagramPort(let port):
+            buffer.writeInteger(port)
         }
         buffer.setInteger(UInt32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
     }
@@ -215,6 +219,11 @@ extension Frame {
             }
             let value = try body.readBytesOrThrow(VerificationCode.nonceLength, "pairing value")
             return .pairing(PairingFrame(step: step, encryption: encryption, value: value))
+        case .datagram:
+            let datagram = try SealedDatagram.read(body.readSlice(length: body.readableBytes)!)
+            return .datagram(datagram)
+        case .datagramPort:
+            return .datagramPort(try body.readOrThrow(UInt16.self, "datagram port"))
         }
     }
 

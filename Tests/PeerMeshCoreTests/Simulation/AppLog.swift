@@ -72,6 +72,9 @@ struct AppLog {
         return MessageID(sender: .init(member: Int(from), incarnation: Int(incarnation)), to: to, sequence: sequence)
     }
 
+    /// Notes a broken invariant found outside `record`.
+    mutating func violation(_ text: String) { violations.append(text) }
+
     /// Records what member `me`'s app heard at `now`.
     mutating func record(_ event: SimulatedNetwork.Machine.Event, me: Int, now: NIODeadline) {
         switch event {

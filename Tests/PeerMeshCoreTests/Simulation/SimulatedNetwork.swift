@@ -46,6 +46,20 @@ final class SimulatedNetwork {
         /// While the app does not read: until when, and what arrived meanwhile (by link end, in order).
         var stalledUntil: NIODeadline?
         var unread: [Event] = []
+        /// Unreliable messages the app received (`sendUnreliable`), in arrival order.
+        var unreliableReceived: [AppLog.MessageID] = []
+    }
+
+    /// How UDP behaves between members (nil: members have no datagram path, and their links did not agree on
+    /// datagrams). Member `i` receives datagrams at 10.0.0.i, port 9.
+    struct UDPModel {
+        /// Fraction of datagrams lost, and of those delivered twice.
+        var loss = 0.0
+        var duplication = 0.0
+        /// Each datagram takes 1 ms plus up to this much more, so later ones may overtake earlier ones.
+        var jitter = TimeAmount.zero
+        /// Members whose UDP is blocked (a firewall): nothing they send or are sent arrives.
+        var blocked: Set<Int> = []
     }
 
     /// One direction of a link.
@@ -82,6 +96,7 @@ final class SimulatedNetwork {
         case linkDown(end: Int, reason: PeerMeshError?)
         case tick(member: Int)
         case action(() -> Void)
+        case datagram(to: Int, bytes: ByteBuffer, from: DatagramEndpoint)
     }
 
     private struct Scheduled: Comparable {
@@ -109,6 +124,10 @@ final class SimulatedNetwork {
     /// Whether every link runs two `LinkStateMachine`s (preambles, TLS, Hellos, invitation, heartbeats and liveness,
     /// every frame encoded and decoded) instead of coming up and down by fiat.
     let linkMachines: Bool
+    var udp: UDPModel?
+    /// Every UDP datagram a member sent, in order (to replay or alter them in tests).
+    private(set) var datagramsSent: [(from: Int, datagram: SealedDatagram, to: DatagramEndpoint)] = []
+    private var nextUnreliableSequence: [Int: UInt32] = [:]
 
     /// A reliable message one member sent to another.
     struct SentMessage {
@@ -121,10 +140,11 @@ final class SimulatedNetwork {
         enum Outcome { case waiting, handedOver, failed }
     }
 
-    init(members count: Int, seed: UInt64, settings: Machine.Settings, linkMachines: Bool = false) {
+    init(members count: Int, seed: UInt64, settings: Machine.Settings, linkMachines: Bool = false, udp: UDPModel? = nil) {
         random = SeededGenerator(seed: seed)
         self.settings = settings
         self.linkMachines = linkMachines
+        self.udp = udp
         members = (0..<count).map { Member(index: $0) }
         for index in 0..<count { start(index) }
     }
@@ -140,7 +160,11 @@ final class SimulatedNetwork {
         members[index].machine = Machine(identity: Self.identities[index], sessionKey: sessionKey, recordVersion: version,
                                          settings: settings, random: SeededGenerator(seed: random.next()))
         members[index].log.started(at: now)
+        if udp != nil { _ = members[index].machine!.datagramsBound(port: 9) }
     }
+
+    /// Where member `index` receives datagrams.
+    static func udpEndpoint(_ index: Int) -> DatagramEndpoint { DatagramEndpoint(address: [10, 0, 0, UInt8(index)], port: 9) }
 
     func peerID(_ index: Int) -> PeerID { Self.identities[index].peerID }
 
@@ -259,6 +283,40 @@ final class SimulatedNetwork {
         return sequence
     }
 
+    /// The app of `from` sends an unreliable message to `to` (marked so the app log keeps it apart): its sequence
+    /// number, or nil when the machine refused.
+    @discardableResult
+    func sendUnreliable(from: Int, to: Int, size: Int) -> UInt32? {
+        guard var machine = members[from].machine else { return nil }
+        let sequence = nextUnreliableSequence[from, default: 0]
+        let message = AppLog.message(from: from + 100, incarnation: members[from].incarnation, sequence: sequence, size: size)
+        let directives: [Machine.Directive]
+        do {
+            directives = try machine.send(message, to: [peerID(to)], mode: .unreliable, now: now) { _ in 0 }
+        } catch {
+            return nil
+        }
+        members[from].machine = machine
+        nextUnreliableSequence[from] = sequence + 1
+        perform(directives, at: from)
+        return sequence
+    }
+
+    /// Puts a UDP datagram on the simulated network: lost, duplicated or delayed as `udp` says.
+    func deliverDatagram(_ datagram: SealedDatagram, from: Int, to endpoint: DatagramEndpoint, source: DatagramEndpoint? = nil) {
+        guard let udp else { return }
+        let to = Int(endpoint.address[3])
+        guard to < members.count, !udp.blocked.contains(from), !udp.blocked.contains(to),
+              Double.random(in: 0..<1, using: &random) >= udp.loss else { return }
+        var bytes = ByteBuffer()
+        datagram.write(into: &bytes)
+        let copies = Double.random(in: 0..<1, using: &random) < udp.duplication ? 2 : 1
+        for _ in 0..<copies {
+            let jitter = udp.jitter.nanoseconds > 0 ? Int64.random(in: 0..<udp.jitter.nanoseconds, using: &random) : 0
+            schedule(.datagram(to: to, bytes: bytes, from: source ?? Self.udpEndpoint(from)), at: now + .milliseconds(1) + .nanoseconds(jitter))
+        }
+    }
+
     // MARK: Running
 
     func schedule(_ event: Event, at time: NIODeadline) {
@@ -308,7 +366,8 @@ final class SimulatedNetwork {
             guard members[me].machine != nil, members[other].machine != nil else { return }
             if side == 0 { links[id].upAt.0 = true } else { links[id].upAt.1 = true }
             let peer = peerID(other)
-            feed(me) { $0.linkUp(end, peer: peer, multicast: true, address: nil, now: $1) }
+            let datagrams = udp != nil
+            feed(me) { $0.linkUp(end, peer: peer, multicast: true, datagrams: datagrams, address: datagrams ? Self.udpEndpoint(other).address : nil, now: $1) }
         case .linkDown(let end, let reason):
             let (id, side) = endOwner[end]!
             let me = side == 0 ? links[id].members.0 : links[id].members.1
@@ -316,6 +375,8 @@ final class SimulatedNetwork {
             guard wasUp else { return }
             if side == 0 { links[id].upAt.0 = false } else { links[id].upAt.1 = false }
             feed(me) { $0.linkDown(end, reason: reason, now: $1) }
+        case .datagram(let to, let bytes, let from):
+            feed(to) { $0.receivedDatagram(bytes, from: from, now: $1) }
         case .wire(let end, let wire):
             if !waitsUnread(event, at: end) { arrived(wire, at: end) }
         case .linkTick(let end):
@@ -376,6 +437,16 @@ final class SimulatedNetwork {
             case .fail(let ticket, let error):
                 log("m\(index): ticket \(ticket) failed: \(error.message)")
                 sent[ticket]?.outcome = .failed
+            case .event(.received(let message, let peer)) where message.getInteger(at: message.readerIndex, as: UInt8.self)! >= 100:
+                // An unreliable message (`sendUnreliable`): intact and from its sender, or a violation.
+                guard let id = AppLog.parse(message, to: index), id.sender.member - 100 == Self.index(of: peer) else {
+                    members[index].log.violation("an altered unreliable message delivered as from \(peer)")
+                    continue
+                }
+                members[index].unreliableReceived.append(id)
+            case .sendDatagram(let datagram, let endpoint):
+                datagramsSent.append((index, datagram, endpoint))
+                deliverDatagram(datagram, from: index, to: endpoint)
             case .event(let event):
                 switch event {
                 case .connected(let peer): log("m\(index): m\(Self.index(of: peer)!) connected")
