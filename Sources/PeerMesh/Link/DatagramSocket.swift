@@ -6,7 +6,7 @@ import PeerMeshCore
 /// handed to the session as they come.
 ///
 /// Nothing waits here for long: while the socket takes no more (its send buffer is full), datagrams queue up to
-/// `pendingLimit`, and beyond it the oldest unsent ones are dropped and counted. Datagrams queued during one
+/// `pendingLimit`, and beyond it the oldest unsent ones are dropped and counted (`burstLimit` while it takes more). Datagrams queued during one
 /// event-loop task go out with one flush (NIO then sends them with one `sendmmsg`).
 final class DatagramSocket: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
@@ -14,6 +14,9 @@ final class DatagramSocket: ChannelInboundHandler {
 
     /// Datagrams that may wait for the socket before the oldest are dropped.
     static let pendingLimit = 256
+    static let burstLimit = 8192
+    /// Datagrams one read takes from the socket (`recvmmsg`).
+    static let datagramsPerRead = 32
 
     private let arrived: (ByteBuffer, SocketAddress) -> Void
     private var context: ChannelHandlerContext?
@@ -30,7 +33,10 @@ final class DatagramSocket: ChannelInboundHandler {
     static func bind(host: String, on loop: EventLoop, arrived: @escaping (ByteBuffer, SocketAddress) -> Void) -> EventLoopFuture<(socket: DatagramSocket, channel: Channel)> {
         let socket = NIOLoopBound(DatagramSocket(arrived: arrived), eventLoop: loop)
         return DatagramBootstrap(group: loop)
-            .channelOption(.datagramVectorReadMessageCount, value: 32)
+            // One read takes up to 32 datagrams, each in its share of the receive buffer: 2 KiB each, above the
+            // largest datagram we send (a larger one arrives cut short and fails its seal).
+            .channelOption(.datagramVectorReadMessageCount, value: Self.datagramsPerRead)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Self.datagramsPerRead * 2048))
             .channelOption(.socketOption(.so_rcvbuf), value: 1 << 20)
             .channelOption(.socketOption(.so_sndbuf), value: 1 << 20)
             .channelInitializer { channel in
@@ -67,7 +73,8 @@ final class DatagramSocket: ChannelInboundHandler {
         var buffer = context.channel.allocator.buffer(capacity: datagram.size)
         datagram.write(into: &buffer)
         pending.append(AddressedEnvelope(remoteAddress: address, data: buffer))
-        if pending.count > Self.pendingLimit {
+        // A burst while the socket takes more goes out with this task's flush; only a full socket holds them back.
+        if pending.count > (context.channel.isWritable ? Self.burstLimit : Self.pendingLimit) {
             pending.removeFirst()
             dropped += 1
         }

@@ -58,9 +58,11 @@ final class LinkHandler: ChannelInboundHandler {
     private var drainScheduled = false
     /// Frames are gathered into buffers of about this size before each is written.
     private static let batchSize = 64 * 1024
-    /// Bytes of datagram frames that may wait for the connection; beyond it the oldest are dropped, so unreliable
-    /// traffic never queues behind a slow peer (or, at a relay, behind a slow next hop).
+    /// Bytes of datagram frames that may wait for a connection that takes no more (a burst for one that does); beyond
+    /// it the oldest are dropped, so unreliable traffic never queues behind a slow peer (or, at a relay, behind a slow
+    /// next hop).
     static let datagramQueueLimit = 64 * 1024
+    static let datagramBurstLimit = 1024 * 1024
 
     /// The verified peer, once known.
     var peer: VerifiedPeer? { machine.peer }
@@ -169,7 +171,10 @@ final class LinkHandler: ChannelInboundHandler {
         scheduler.enqueue(Outbound(frame: frame, handOver: handOver), size: frame.wireSize, to: queue)
         if queue == .datagrams {
             var dropped = 0
-            while scheduler.queuedBytes(in: .datagrams) > Self.datagramQueueLimit, scheduler.dropOldest(in: .datagrams) != nil { dropped += 1 }
+            // A burst while the connection takes more goes out with this task's drain; only a connection that takes
+            // nothing now holds them back, and then only this many.
+            let limit = context?.channel.isWritable == true ? Self.datagramBurstLimit : Self.datagramQueueLimit
+            while scheduler.queuedBytes(in: .datagrams) > limit, scheduler.dropOldest(in: .datagrams) != nil { dropped += 1 }
             if dropped > 0 { delegate?.link(self, droppedDatagrams: dropped) }
         }
         guard !drainScheduled, let context else { return }

@@ -1,0 +1,143 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import PeerMeshTestSupport
+import Testing
+@testable import PeerMesh
+@testable import PeerMeshCore
+
+/// `.unreliable` over real sockets: sealed UDP datagrams between neighbours, datagram frames through a relay, a
+/// sender that never waits, and reliable traffic beside it that neither slows nor is slowed.
+@Suite("Unreliable messages (in-process)", .serialized, .timeLimit(.minutes(2)))
+struct UnreliableTests {
+    static func counters(_ peer: TestPeer) async -> MeshCounters { await peer.session.meshCounters }
+
+    /// Whether `peer`'s UDP path to `other` answered a probe.
+    static func udpConfirmed(_ peer: TestPeer, to other: TestPeer) async -> Bool {
+        let core = peer.session.core
+        return (try? await core.loop.submit {
+            core.machine.members.handle(other.peerID.keyID).map { core.machine.members[$0].udpPath.isConfirmed } ?? false
+        }.get()) ?? false
+    }
+
+    /// The UDP port `peer` receives datagrams on.
+    static func udpPort(_ peer: TestPeer) async -> Int? {
+        let core = peer.session.core
+        return try? await core.loop.submit { core.datagramSocket?.channel.localAddress?.port }.get()
+    }
+
+    static func unreliableCount(_ peer: TestPeer, prefix: String) async -> Int {
+        await peer.log.received.count { $0.0.starts(with: Data(prefix.utf8)) }
+    }
+
+    @Test func neighboursExchangeThemAsSealedUDPDatagrams() async throws {
+        let host = try TestPeer("udp-host"), joiner = try TestPeer("udp-joiner")
+        try await joiner.join(host)
+        #expect(await eventually { await Self.udpConfirmed(joiner, to: host) }, "the probe on the host's UDP port was answered")
+        let before = await Self.counters(joiner)
+        for index in 0..<200 { try await joiner.session.send(Data("u \(index) ".utf8) + Data(count: index * 7), to: [host.peerID], mode: .unreliable) }
+        // A 20,000-byte message: 17 pieces, reassembled.
+        let large = Data((0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try await joiner.session.send(Data("u large ".utf8) + large, to: [host.peerID], mode: .unreliable)
+        #expect(await eventually { await Self.unreliableCount(host, prefix: "u ") == 201 }, "loopback loses nothing at this rate")
+        let received = await host.log.received.filter { $0.0.starts(with: Data("u ".utf8)) }
+        #expect(Set(received.map(\.0)).count == 201)
+        #expect(received.contains { $0.0 == Data("u large ".utf8) + large })
+        let after = await Self.counters(joiner)
+        #expect(after.datagramsSentUDP - before.datagramsSentUDP >= 200 + 17)
+        #expect(after.datagramsSentOnLinks == before.datagramsSentOnLinks, "nothing went on the TCP link")
+        #expect(after.retransmitted == 0)
+        await joiner.shutdown(); await host.shutdown()
+    }
+
+    @Test func theSenderNeverWaitsForAReceiverThatReadsNothing() async throws {
+        let host = try TestPeer("udp-stalled", consume: false), joiner = try TestPeer("udp-eager")
+        // The host's app will read nothing after it accepts the invitation.
+        let data = try await host.connectionData()
+        async let connected = joiner.session.connect(using: data)
+        var iterator = host.session.events.makeAsyncIterator()
+        guard case .invitation(let invitation)? = await iterator.next() else {
+            Issue.record("expected an invitation")
+            return
+        }
+        try invitation.accept()
+        _ = try await connected
+        // 40 MB at a receiver whose app reads no event: reliable messages would stop at the outbound buffer limit.
+        let payload = Data(count: 1_000)
+        for _ in 0..<40_000 { try await joiner.session.send(payload, to: [host.peerID], mode: .unreliable) }
+        let counters = await Self.counters(joiner)
+        #expect(counters.datagramsSentUDP + counters.datagramsSentOnLinks + counters.unreliableDropped >= 40_000)
+        await joiner.shutdown(); await host.shutdown()
+    }
+
+    @Test func unreliableMessagesOvertakeABigReliableOneAndItStillArrivesWhole() async throws {
+        let host = try TestPeer("mixed-host"), joiner = try TestPeer("mixed-joiner")
+        try await joiner.join(host)
+        #expect(await eventually { await Self.udpConfirmed(joiner, to: host) })
+        let big = Data((0..<(16 * 1024 * 1024)).map { UInt8(truncatingIfNeeded: $0 >> 4) })
+        for _ in 0..<3 { try await joiner.session.send(big, to: [host.peerID]) }
+        try await joiner.session.send(Data("u tick".utf8), to: [host.peerID], mode: .unreliable)
+        #expect(await eventually(timeout: .seconds(60)) { await host.log.received.count == 4 })
+        let order = await host.log.received.map { $0.0 == big ? "big" : String(decoding: $0.0, as: UTF8.self) }
+        #expect(order.firstIndex(of: "u tick")! < 3, "the tick did not wait behind 48 MiB of reliable data: \(order)")
+        #expect(order.filter { $0 == "big" }.count == 3)
+        await joiner.shutdown(); await host.shutdown()
+    }
+
+    @Test func aRelayedMemberGetsThemAsFramesTheRelayForwardsWithoutKeeping() async throws {
+        let (a, b, c) = try await MeshInProcess.MeshTests.line()
+        #expect(await c.waitFor(a.peerID, \.isConnected) != nil)
+        #expect(await eventually { await Self.counters(c).datagramsReceived > 0 }, "a's probe along the route reached c and was answered")
+        #expect(await eventually {
+            let core = a.session.core
+            return (try? await core.loop.submit { core.machine.members.handle(c.peerID.keyID).map { core.machine.members[$0].routePath.isConfirmed } ?? false }.get()) ?? false
+        })
+        for index in 0..<100 { try await a.session.send(Data("u \(index)".utf8) + Data(count: 1_500), to: [c.peerID], mode: .unreliable) }
+        #expect(await eventually { await Self.unreliableCount(c, prefix: "u ") == 100 })
+        #expect(await Self.counters(b).datagramsRelayed >= 200, "two pieces each went through b")
+        #expect(await Self.counters(a).unreliableOnChannel == 0)
+        await a.shutdown(); await b.shutdown(); await c.shutdown()
+    }
+
+    @Test func junkAndForgeriesAtTheUDPPortAreCountedAndChangeNothing() async throws {
+        let host = try TestPeer("udp-target"), joiner = try TestPeer("udp-sender")
+        try await joiner.join(host)
+        #expect(await eventually { await Self.udpConfirmed(joiner, to: host) })
+        let port = try #require(await Self.udpPort(host))
+        let before = await Self.counters(host)
+        // Junk, a datagram of the right shape from a key nobody has, and one claiming the joiner's key but sealed by
+        // nobody who holds it.
+        var forged = ByteBuffer()
+        SealedDatagram(kind: .message, flags: 1, hopLimit: 1, source: joiner.peerID.keyID, destination: host.peerID.keyID, sequence: 1_000_000,
+                       sealedBody: ByteBuffer(bytes: [UInt8](repeating: 0x42, count: 40))).write(into: &forged)
+        var stranger = forged
+        stranger.setBytes([UInt8](repeating: 9, count: 32), at: 4)
+        for datagram in [ByteBuffer(string: "hello?"), forged, stranger] {
+            try await UDPProbe.send(datagram, to: port)
+        }
+        #expect(await eventually { await Self.counters(host).datagramsForged - before.datagramsForged == 3 })
+        try await joiner.session.send(Data("u after".utf8), to: [host.peerID], mode: .unreliable)
+        #expect(await eventually { await Self.unreliableCount(host, prefix: "u after") == 1 }, "the path still works")
+        #expect(await host.log.received.count == 1)
+        await joiner.shutdown(); await host.shutdown()
+    }
+
+    @Test func anUnreliableMessageOverTheLimitIsRefused() async throws {
+        let host = try TestPeer("limit-host"), joiner = try TestPeer("limit-joiner")
+        try await joiner.join(host)
+        let error = await peerMeshError { try await joiner.session.send(Data(count: DatagramChannel.maximumMessageSize + 1), to: [host.peerID], mode: .unreliable) }
+        #expect(error?.code == .messageTooLarge)
+        #expect(error?.message.contains("reliably") == true)
+        await joiner.shutdown(); await host.shutdown()
+    }
+}
+
+/// Sends one UDP datagram to 127.0.0.1 from a socket of its own (an attacker on the same host).
+enum UDPProbe {
+    static func send(_ bytes: ByteBuffer, to port: Int) async throws {
+        let group = MultiThreadedEventLoopGroup.singleton
+        let channel = try await DatagramBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
+        try await channel.writeAndFlush(AddressedEnvelope(remoteAddress: try SocketAddress(ipAddress: "127.0.0.1", port: port), data: bytes)).get()
+        try await channel.close().get()
+    }
+}
