@@ -132,6 +132,64 @@ struct UnreliableTests {
     }
 }
 
+/// UDP blocked and lossy, made with nftables rules on one test's own loopback address (127.77.x.y, where only its
+/// host listens). Runs only inside the private test namespace `Scripts/test` creates.
+@Suite("Unreliable messages under a firewall and loss", .serialized, .timeLimit(.minutes(2)),
+       .enabled(if: ProcessInfo.processInfo.environment["PEERMESH_TEST_NETNS"] != nil && FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft")))
+struct UnreliableFirewallTests {
+    /// A host on an address of its own, a joiner linked to it, and an nftables table whose input chain `rule`
+    /// filters UDP to that address.
+    static func pair(rule: String) async throws -> (host: TestPeer, joiner: TestPeer, table: String) {
+        let address = "127.77.\(getpid() % 250 + 1).\(Int.random(in: 1...250))"
+        let host = try TestPeer("fw-host") { $0.listenHost = address }
+        let joiner = try TestPeer("fw-joiner")
+        let table = "pmudp\(getpid())x\(Int.random(in: 0..<1_000_000))"
+        try nft("add table inet \(table)")
+        try nft("add chain inet \(table) in { type filter hook input priority 0 ; }")
+        try nft("add rule inet \(table) in ip daddr \(address) meta l4proto udp \(rule)")
+        try await joiner.join(host)
+        return (host, joiner, table)
+    }
+
+    static func nft(_ command: String) throws { try runQuickly(["/usr/sbin/nft", command]) }
+
+    @Test func aMemberWhoseUDPIsBlockedGetsThemOnItsLinkInstead() async throws {
+        let (host, joiner, table) = try await Self.pair(rule: "drop")
+        defer { try? Self.nft("delete table inet \(table)") }
+        // The host's port was told and probed, and never answered.
+        #expect(await eventually { await UnreliableTests.counters(joiner).datagramsSentUDP >= 2 })
+        for index in 0..<300 { try await joiner.session.send(Data("u \(index)".utf8), to: [host.peerID], mode: .unreliable) }
+        #expect(await eventually { await UnreliableTests.unreliableCount(host, prefix: "u ") == 300 }, "every one came over the link")
+        let counters = await UnreliableTests.counters(joiner)
+        #expect(counters.datagramsSentOnLinks >= 300)
+        #expect(!(await UnreliableTests.udpConfirmed(joiner, to: host)))
+        // The host's probes went out, but their answers could not come in either: its messages take the link too.
+        try await host.session.send(Data("u back".utf8), to: [joiner.peerID], mode: .unreliable)
+        #expect(await eventually { await UnreliableTests.unreliableCount(joiner, prefix: "u back") == 1 })
+        #expect(!(await UnreliableTests.udpConfirmed(host, to: joiner)))
+        await joiner.shutdown(); await host.shutdown()
+    }
+
+    @Test func underFivePercentLossAboutNinetyFivePercentArrive() async throws {
+        let (host, joiner, table) = try await Self.pair(rule: "numgen random mod 100 < 5 drop")
+        defer { try? Self.nft("delete table inet \(table)") }
+        // Probes are lost too, but three in a row rarely are: the path is confirmed within a few seconds.
+        #expect(await eventually { await UnreliableTests.udpConfirmed(joiner, to: host) })
+        let count = 2_000
+        for index in 0..<count {
+            try await joiner.session.send(Data("u \(index)".utf8), to: [host.peerID], mode: .unreliable)
+            if index % 50 == 49 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        try await joiner.session.send(Data("done".utf8), to: [host.peerID])
+        _ = await host.log.first { if case .received(let data, _) = $0 { data == Data("done".utf8) } else { false } }
+        _ = await eventually(timeout: .milliseconds(300)) { false }
+        let delivered = await UnreliableTests.unreliableCount(host, prefix: "u ")
+        #expect((1_820...1_980).contains(delivered), "\(delivered) of \(count) arrived")
+        #expect(await UnreliableTests.counters(joiner).datagramsSentOnLinks == 0, "none went over TCP")
+        await joiner.shutdown(); await host.shutdown()
+    }
+}
+
 /// Sends one UDP datagram to 127.0.0.1 from a socket of its own (an attacker on the same host).
 enum UDPProbe {
     static func send(_ bytes: ByteBuffer, to port: Int) async throws {
