@@ -108,6 +108,7 @@ extension BenchRun {
         switch id {
         case "throughput": try throughput()
         case "messages": try messages()
+        case "unreliable": try unreliable()
         case "rtt": try rtt()
         case "file": try file()
         case "lul": try lul()

@@ -3,6 +3,7 @@ import Foundation
 /// Which scenario a table row belongs to, by its text (rows carry no id), to keep rows on an `--only` run.
 private let rowKinds: [(id: String, pattern: String)] = [
     ("throughput", "^reliable 1 MiB messages"), ("messages", "^reliable 64 B messages"), ("messages", "^CPU per 64 B message"), ("rtt", "^64 B request/response"),
+    ("unreliable", "^unreliable 64 B"),
     ("file", "file, hash verified"), ("lul", "^small message while"), ("relay", "^relayed A→B→C"),
     ("discovery", "^discovery:"), ("invite", "^invitation:"), ("roster", "^session of N"),
 ]

@@ -31,6 +31,10 @@ func usageText(prog: String) -> String {
                   and the CPU time per message of both processes (user + system from GNU time, start-up
                   included; instruction counts are out of reach here: this VM has no PMU for perf stat, and
                   valgrind 3.19 crashes on the release build)                               (no target)
+      unreliable  unreliable 64 B messages delivered/s vs sockperf tp -m 64 (UDP, its sending rate) (no target)
+                  and a game tick: 8 members in one process, 60 Hz, 64 B to every other member, in a
+                  namespace of its own with nftables dropping 5 % of packets: delivered share and p50/p99
+                  latency, against the same loss-free (p99 <= 2x), beside reliable messages under that loss
       rtt         64 B request/response p50/p99 RTT   vs sockperf ping-pong --tcp -m 64 --full-rtt p50 <= 1.5x, p99 <= 2x
                   (sockperf runs with --no-rdtsc: under a hypervisor that traps rdtsc, sockperf's default
                    timing slows its own loop and reported a 4x higher RTT on the reference VM)
@@ -55,6 +59,11 @@ func usageText(prog: String) -> String {
       peermesh-bench run SCENARIO [--connect PATH] [options] --json   -> ONE JSON line on stdout, exit 0
           throughput --message-size 1048576 --seconds S      {"bits_per_second":B,"bytes":N,"seconds":S}
           messages   --message-size 64 --seconds S           {"messages_per_second":M}
+          unreliable --message-size 64 --seconds S           {"messages_per_second":M,"sent":N,"delivered":D}
+                     (the server counts what arrived and says so on a reliable 'C' message)
+          game-tick  --members 8 --hz 60 --seconds S --mode unreliable|reliable [--loss P]
+                                                             {"p50_us":X,"p99_us":Y,"delivered_fraction":F}
+                     (no --connect; --loss only inside a namespace with nothing but loopback)
           rtt        --message-size 64 --count N             {"p50_us":X,"p99_us":Y}
           invite     --count N                               {"p50_ms":X,"mean_ms":Y}
           file       --file SRC                              {"bits_per_second":B,"bytes":N,"hash_verified":true}

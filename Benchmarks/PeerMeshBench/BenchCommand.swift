@@ -18,6 +18,7 @@ struct BenchCommand: AsyncParsableCommand {
         case echo = 0x45      // E: send it back
         case finish = 0x46    // F: reply with F once everything before it arrived
         case report = 0x52    // R: (server → client) a resource arrived; the rest is "ok|error peak-RSS-kB"
+        case count = 0x43     // C: reply with C and how many D messages arrived so far (decimal)
     }
 
     /// This process's peak resident set size in KiB (`VmHWM` in /proc/self/status), or 0 if unknown.
@@ -106,6 +107,7 @@ struct BenchCommand: AsyncParsableCommand {
 
         /// Accepts every invitation; echoes, acknowledges or counts messages; reports received resources.
         private static func serve(_ session: Session, report: Bool) async {
+            var discarded = 0
             for await event in session.events {
                 switch event {
                 case .invitation(let invitation):
@@ -118,6 +120,8 @@ struct BenchCommand: AsyncParsableCommand {
                     if report { BenchReport.line("recv", ["bytes": Double(data.count), "t": BenchProcess.monotonicNanoseconds()]) }
                     switch data.first.flatMap(Kind.init(rawValue:)) {
                     case .echo?, .finish?: try? await session.send(data, to: [peer])
+                    case .discard?: discarded += 1
+                    case .count?: try? await session.send(Data([Kind.count.rawValue]) + Data("\(discarded)".utf8), to: [peer])
                     default: break
                     }
                 case .resourceFinished(_, let peer, let result):
@@ -150,7 +154,7 @@ struct BenchCommand: AsyncParsableCommand {
             abstract: "Run one scenario against a bench server and print one JSON line. Exit 3: scenario not available yet."
         )
 
-        @Argument(help: "throughput | messages | rtt | invite | file | latency-under-load | relay | discovery | roster")
+        @Argument(help: "throughput | messages | unreliable | rtt | invite | file | latency-under-load | relay | discovery | roster | game-tick")
         var scenario: String
 
         @Option(help: "The server's ready file (its connection code).")
@@ -192,6 +196,15 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "roster: members link directly when they can reach each other (default: a ring of relays).")
         var directLinks = false
 
+        @Option(help: "game-tick: messages per member per second.")
+        var hz: Int = 60
+
+        @Option(help: "game-tick: reliable or unreliable.")
+        var mode: String = "unreliable"
+
+        @Option(help: "game-tick: percent of packets dropped (nftables; only inside a network namespace of its own).")
+        var loss: Int = 0
+
         @Flag(help: "Print JSON (the only format; kept for the harness's command line).")
         var json = false
 
@@ -201,6 +214,13 @@ struct BenchCommand: AsyncParsableCommand {
                 return
             }
             var result: [String: Double]
+            if scenario == "game-tick" {
+                guard mode == "reliable" || mode == "unreliable" else { throw ValidationError("--mode is reliable or unreliable") }
+                result = try await GameTickBench(members: members, hz: hz, seconds: seconds, mode: mode == "reliable" ? .reliable : .unreliable,
+                                                 lossPercent: loss, encryption: encryption).run()
+                print(Self.json(scenario, result))
+                return
+            }
             if scenario == "roster" {
                 result = try await RosterBench(members: members, directLinks: directLinks, encryption: encryption, messageSize: messageSize).run()
                 print(Self.json(scenario, result))
@@ -213,6 +233,8 @@ struct BenchCommand: AsyncParsableCommand {
             case "throughput", "messages":
                 let client = try session(identity)
                 result = try await stream(client, to: try await client.connect(using: data))
+            case "unreliable":
+                result = try await unreliableRate(to: data, identity: identity)
             case "relay":
                 result = try await relay(through: data, identity: identity)
             case "rtt":

@@ -122,6 +122,9 @@ open class MCSession: NSObject, @unchecked Sendable {
         guard data.count <= backing.configuration.maximumMessageSize else {
             throw MCError(.invalidParameter, message: "The message is \(data.count) bytes; the limit is \(backing.configuration.maximumMessageSize). Send it with sendResource or a stream.")
         }
+        if mode == .unreliable, data.count > DatagramChannel.maximumMessageSize {
+            throw MCError(.invalidParameter, message: "An unreliable message is at most \(DatagramChannel.maximumMessageSize) bytes; this one is \(data.count). Send it reliably.")
+        }
         let members = Set(backing.connectedPeers)
         if let missing = peerIDs.first(where: { !members.contains($0.peerID) }) {
             throw MCError.notMember(missing)

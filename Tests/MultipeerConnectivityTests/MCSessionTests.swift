@@ -64,6 +64,8 @@ struct MCSessionTests {
             (error as? MCError)?.code == .notConnected && (error as NSError).domain == MCErrorDomain && (error as NSError).code == 1
         }
         #expect { try p.a.send(Data("x".utf8), toPeers: [], with: .reliable) } throws: { ($0 as? MCError)?.code == .invalidParameter }
+        // An unreliable message travels as UDP datagrams, 64 KiB at most: refused at once, not dropped unseen later.
+        #expect { try p.a.send(Data(count: 64 * 1024 + 1), toPeers: [p.bob], with: .unreliable) } throws: { ($0 as? MCError)?.code == .invalidParameter }
         do {
             _ = try p.a.startStream(withName: "s", toPeer: stranger)
             Issue.record("a stream to a stranger opened")

@@ -15,6 +15,8 @@ final class DatagramSocket: ChannelInboundHandler {
     /// Datagrams that may wait for the socket before the oldest are dropped.
     static let pendingLimit = 256
     static let burstLimit = 8192
+    /// Datagrams written with one flush during a burst.
+    static let batch = 64
     /// Datagrams one read takes from the socket (`recvmmsg`).
     static let datagramsPerRead = 32
 
@@ -39,6 +41,7 @@ final class DatagramSocket: ChannelInboundHandler {
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: Self.datagramsPerRead * 2048))
             .channelOption(.socketOption(.so_rcvbuf), value: 1 << 20)
             .channelOption(.socketOption(.so_sndbuf), value: 1 << 20)
+            .channelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(socket.value) }
             }
@@ -78,6 +81,8 @@ final class DatagramSocket: ChannelInboundHandler {
             pending.removeFirst()
             dropped += 1
         }
+        // A long burst goes out in batches as it is made (one `sendmmsg` each), not all at the end of the task.
+        if pending.count >= Self.batch, context.channel.isWritable { return flushPending() }
         guard !flushScheduled else { return }
         flushScheduled = true
         let this = NIOLoopBound(self, eventLoop: context.eventLoop)
@@ -87,12 +92,16 @@ final class DatagramSocket: ChannelInboundHandler {
         }
     }
 
+    /// Writes what waits while the socket takes it: a flush sends what was written (`sendmmsg`), which makes the
+    /// channel writable again unless the socket's buffer is full.
     private func flushPending() {
-        guard let context, !pending.isEmpty else { return }
-        while context.channel.isWritable, let next = pending.popFirst() {
-            context.write(wrapOutboundOut(next), promise: nil)
+        guard let context else { return }
+        while !pending.isEmpty, context.channel.isWritable {
+            while context.channel.isWritable, let next = pending.popFirst() {
+                context.write(wrapOutboundOut(next), promise: nil)
+            }
+            context.flush()
         }
-        context.flush()
     }
 }
 

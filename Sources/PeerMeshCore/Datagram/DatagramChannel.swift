@@ -6,7 +6,7 @@ import NIOCore
 /// per datagram checked against a replay window, and the splitting of a message into pieces that arrive whole or not
 /// at all. Nothing is retained, acknowledged or sent again.
 public struct DatagramChannel: Sendable {
-    /// Message bytes one datagram carries at most: with the header, piece header and tag, a datagram stays under
+    /// Message bytes one datagram carries at most: with the header, piece header and tag, a datagram is at most
     /// 1,300 bytes, below the 1,500-byte Ethernet MTU with room for IPv6 and tunnel headers.
     public static let maximumPiecePayload = 1200
     /// The largest unreliable message (55 pieces). Larger ones are refused when sent: send them reliably.
