@@ -84,6 +84,20 @@ struct UnreliableTests {
         await joiner.shutdown(); await host.shutdown()
     }
 
+    @Test func aFloodOfUnreliableMessagesLeavesReliableOnesWholeAndInOrder() async throws {
+        let host = try TestPeer("flood-host"), joiner = try TestPeer("flood-joiner")
+        try await joiner.join(host)
+        let flood = Task {
+            for _ in 0..<40_000 { try await joiner.session.send(Data("u".utf8) + Data(count: 1_000), to: [host.peerID], mode: .unreliable) }
+        }
+        for index in 0..<2_000 { try await joiner.session.send(Data("r \(index)".utf8), to: [host.peerID]) }
+        try await flood.value
+        #expect(await eventually(timeout: .seconds(30)) { await Self.unreliableCount(host, prefix: "r ") == 2_000 })
+        let reliable = await host.log.received.filter { $0.0.starts(with: Data("r ".utf8)) }.map { String(decoding: $0.0, as: UTF8.self) }
+        #expect(reliable == (0..<2_000).map { "r \($0)" })
+        await joiner.shutdown(); await host.shutdown()
+    }
+
     @Test func aRelayedMemberGetsThemAsFramesTheRelayForwardsWithoutKeeping() async throws {
         let (a, b, c) = try await MeshInProcess.MeshTests.line()
         #expect(await c.waitFor(a.peerID, \.isConnected) != nil)
