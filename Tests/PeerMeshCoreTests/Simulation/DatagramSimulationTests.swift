@@ -109,6 +109,20 @@ import Testing
         #expect(Self.counters(network, 0).datagramsSentUDP == 0)
     }
 
+    /// Random session lives (`Scenario`, profile v6: link machines, stalls, kills, tampering relays) with lossy,
+    /// duplicating, reordering UDP and unreliable bursts beside reliable messages: every invariant holds, and
+    /// unreliable messages arrive intact and at most once. `PEERMESH_SIM_SEEDS` scales it as for `SimulationTests`.
+    @Test(arguments: 0..<4)
+    func seededScenariosWithDatagrams(chunk: Int) throws {
+        let seeds = (SimulationTests.seedCount / 4)
+        for seed in stride(from: chunk, to: seeds, by: 4) {
+            do { try Scenario.run(seed: UInt64(seed), profile: .v6) } catch let failure as SimulationFailure {
+                Issue.record("\(failure) (profile v6)")
+                return
+            }
+        }
+    }
+
     @Test func aMessageLargerThanTheLimitIsRefusedBeforeAnythingIsSent() throws {
         let network = try Self.line(2)
         #expect(network.sendUnreliable(from: 0, to: 1, size: DatagramChannel.maximumMessageSize) == nil)

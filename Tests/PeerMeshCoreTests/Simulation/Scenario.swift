@@ -41,11 +41,16 @@ enum Scenario {
         var stalls = false
         /// Whether links run link machines (v5 on; `SimulatedNetwork.linkMachines`).
         var linkMachines = false
+        /// Whether members have lossy, duplicating, reordering UDP between them and apps send unreliable messages too
+        /// (v6; `DatagramSimulationTests` runs its seeds).
+        var datagrams = false
         let name: String
 
         var description: String { name }
 
         static let current = v5
+        static let v6 = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, stalls: true,
+                                linkMachines: true, datagrams: true, name: "v6")
         static let v5 = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, stalls: true,
                                 linkMachines: true, name: "v5")
         static let v4 = Profile(memberCounts: [3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 6, 6, 7, 8, 9, 10, 11, 12], steps: 8...20, stalls: true, name: "v4")
@@ -62,7 +67,8 @@ enum Scenario {
         let count = profile.memberCounts.randomElement(using: &random)!
         var settings = Self.settings
         settings.encryption = [.required, .optional, .none].randomElement(using: &random)!
-        let network = SimulatedNetwork(members: count, seed: random.next(), settings: settings, linkMachines: profile.linkMachines)
+        let udp = profile.datagrams ? SimulatedNetwork.UDPModel(loss: 0.05, duplication: 0.02, jitter: .milliseconds(10)) : nil
+        let network = SimulatedNetwork(members: count, seed: random.next(), settings: settings, linkMachines: profile.linkMachines, udp: udp)
         network.afterEachStep = { network in try checkBounds(network, seed: seed) }
         network.trace = ProcessInfo.processInfo.environment["PEERMESH_SIM_TRACE"] != nil
         func linkDelay() -> TimeAmount { .milliseconds(Int64.random(in: 1...20, using: &random)) }
@@ -78,7 +84,7 @@ enum Scenario {
         for _ in 0..<Int.random(in: profile.steps, using: &random) {
             time = time + .milliseconds(Int64.random(in: 20...1_000, using: &random))
             try network.run(until: time)
-            perturb(network, stalls: profile.stalls, random: &random)
+            perturb(network, stalls: profile.stalls, datagrams: profile.datagrams, random: &random)
         }
         // Quiet: the tampering relay gives up, and every timer (liveness, re-sends backing off to 48 s, admission) has
         // time to run out.
@@ -88,7 +94,7 @@ enum Scenario {
         return network
     }
 
-    private static func perturb(_ network: SimulatedNetwork, stalls: Bool, random: inout SeededGenerator) {
+    private static func perturb(_ network: SimulatedNetwork, stalls: Bool, datagrams: Bool, random: inout SeededGenerator) {
         let alive = network.alive
         let roll = Int.random(in: 0..<(stalls ? 106 : 100), using: &random)
         switch roll {
@@ -96,6 +102,13 @@ enum Scenario {
             guard let from = alive.randomElement(using: &random) else { return }
             let to = Int.random(in: 0..<network.members.count, using: &random)
             guard to != from, network.outstanding(from: from, to: to) < outstandingSends else { return }
+            if datagrams, Bool.random(using: &random) {
+                // Unreliable: a burst, some in several pieces.
+                for _ in 0..<Int.random(in: 1...20, using: &random) {
+                    network.sendUnreliable(from: from, to: to, size: Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: 1_200...6_000, using: &random) : 64)
+                }
+                return
+            }
             for _ in 0..<Int.random(in: 1...5, using: &random) {
                 let size = Int.random(in: 0..<10, using: &random) == 0 ? Int.random(in: 60_000...130_000, using: &random)
                     : Int.random(in: 0...200, using: &random)

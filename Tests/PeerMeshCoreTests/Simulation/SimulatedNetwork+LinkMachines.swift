@@ -80,8 +80,13 @@ extension SimulatedNetwork {
             case .connected(let peer):
                 log("end \(end) (link \(id)) up")
                 if side == 0 { links[id].upAt.0 = true } else { links[id].upAt.1 = true }
-                let multicast = links[id].machines[side]?.peer?.negotiation.capabilities.contains(.multicast) ?? false
-                feed(member) { $0.linkUp(end, peer: peer, multicast: multicast, address: nil, now: $1) }
+                let capabilities = links[id].machines[side]?.peer?.negotiation.capabilities ?? []
+                let datagrams = udp != nil && capabilities.contains(.datagrams)
+                let other = side == 0 ? links[id].members.1 : links[id].members.0
+                feed(member) {
+                    $0.linkUp(end, peer: peer, multicast: capabilities.contains(.multicast), datagrams: datagrams,
+                              address: datagrams ? Self.udpEndpoint(other).address : nil, now: $1)
+                }
             case .mesh(let frame, _):
                 feed(member) { $0.received(frame, on: end, now: $1) }
             case .close(let reason):

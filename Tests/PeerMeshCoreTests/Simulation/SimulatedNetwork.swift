@@ -48,6 +48,7 @@ final class SimulatedNetwork {
         var unread: [Event] = []
         /// Unreliable messages the app received (`sendUnreliable`), in arrival order.
         var unreliableReceived: [AppLog.MessageID] = []
+        var unreliableSeen: Set<AppLog.MessageID> = []
     }
 
     /// How UDP behaves between members (nil: members have no datagram path, and their links did not agree on
@@ -442,6 +443,9 @@ final class SimulatedNetwork {
                 guard let id = AppLog.parse(message, to: index), id.sender.member - 100 == Self.index(of: peer) else {
                     members[index].log.violation("an altered unreliable message delivered as from \(peer)")
                     continue
+                }
+                if !members[index].unreliableSeen.insert(id).inserted {
+                    members[index].log.violation("unreliable message \(id.sequence) from \(peer) delivered twice")
                 }
                 members[index].unreliableReceived.append(id)
             case .sendDatagram(let datagram, let endpoint):
