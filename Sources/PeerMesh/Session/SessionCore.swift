@@ -32,8 +32,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     /// Our UDP socket for members' datagrams, bound when the first link that agreed on them comes up.
     var datagramSocket: (socket: DatagramSocket, channel: Channel)?
     private var bindingDatagramSocket = false
-    /// Unreliable datagram frames our links dropped rather than queue (counted into `meshCounters`).
-    var linkDroppedDatagrams = 0
+    /// Datagrams dropped here rather than queued: by our links, or for want of a UDP socket (in `meshCounters`).
+    var droppedDatagrams = 0
     private var reading = true
     /// Events not yet handed to the app (`emit`).
     private var pendingEvents: [SessionEvent] = []
@@ -179,7 +179,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     /// What the mesh layer counted, with the unreliable messages the shell dropped rather than queue.
     var meshCounters: MeshCounters {
         var counters = machine.counters
-        counters.unreliableDropped += outbox.droppedUnreliable + linkDroppedDatagrams + (datagramSocket?.socket.dropped ?? 0)
+        counters.unreliableDropped += outbox.droppedUnreliable + droppedDatagrams + (datagramSocket?.socket.dropped ?? 0)
         return counters
     }
 
@@ -251,7 +251,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         perform(couldNotHandOver.flatMap { machine.writeFailed($0, error: error) })
     }
 
-    func link(_ link: LinkHandler, droppedDatagrams count: Int) { linkDroppedDatagrams += count }
+    func link(_ link: LinkHandler, droppedDatagrams count: Int) { droppedDatagrams += count }
 
     /// Counts the mesh frames a link wrote (`MeshCounters.linkStateBytesSent`, `routedBytesSent`).
     func link(_ link: LinkHandler, wroteMesh frame: Frame, bytes: Int) { machine.wrote(frame, bytes: bytes) }
@@ -286,7 +286,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
             case .askAdmission(let peer, let introducer, let code):
                 ask(about: peer, introducer: introducer, code: code)
             case .sendDatagram(let datagram, let endpoint):
-                datagramSocket?.socket.send(datagram, to: endpoint)
+                if let socket = datagramSocket?.socket { socket.send(datagram, to: endpoint) } else { droppedDatagrams += 1 }
             }
         }
         scheduleTick()

@@ -12,11 +12,12 @@ extension SessionMachine {
         case link
     }
 
-    /// Our UDP socket is bound to `port` (0: we have none): neighbours whose links agreed on datagrams are told, to
-    /// probe it.
+    /// Our UDP socket is bound to `port` (0: we have none, or lost it): neighbours whose links agreed on datagrams are
+    /// told, to probe it (or to stop using it). Without a socket, our own UDP paths are out of use too.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func datagramsBound(port: UInt16) -> [Directive] {
         ownDatagramPort = port
+        if port == 0 { for handle in members.handles { members[handle].udpPath.stop() } }
         for link in datagramLinks { out.append(.write(.datagramPort(port), on: link, queue: .control, handOver: nil)) }
         return flush()
     }
