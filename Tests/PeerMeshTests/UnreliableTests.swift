@@ -98,6 +98,26 @@ struct UnreliableTests {
         await joiner.shutdown(); await host.shutdown()
     }
 
+    /// Reliable messages beside a file: the link used to let them overtake queued chunks, and the receiver, which
+    /// takes a channel's frames only in order, held back every one until the 3 s re-send (2,000 of 2,000).
+    @Test func reliableMessagesBesideAFileAreNeverHeldBackOrSentAgain() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let receiver = try TestPeer("file-receiver", scratch: scratch), sender = try TestPeer("file-sender")
+        try await sender.join(receiver)
+        let url = try scratch.sparseFile("beside.bin", size: 128 << 20)
+        let sending = Task { try await sender.session.sendResource(at: url, name: "beside.bin", to: receiver.peerID) }
+        for index in 0..<500 {
+            try await sender.session.send(Data("r \(index)".utf8), to: [receiver.peerID])
+            if index % 50 == 49 { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        _ = try await sending.value
+        #expect(await eventually { await Self.unreliableCount(receiver, prefix: "r ") == 500 })
+        #expect(await Self.counters(receiver).heldBack == 0)
+        #expect(await Self.counters(sender).retransmitted == 0)
+        await sender.shutdown(); await receiver.shutdown()
+    }
+
     @Test func aRelayedMemberGetsThemAsFramesTheRelayForwardsWithoutKeeping() async throws {
         let (a, b, c) = try await MeshInProcess.MeshTests.line()
         #expect(await c.waitFor(a.peerID, \.isConnected) != nil)

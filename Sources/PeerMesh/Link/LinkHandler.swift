@@ -24,11 +24,10 @@ protocol LinkDelegate: AnyObject {
 
 /// The thin driver of one link: feeds bytes and events to `LinkStateMachine` and performs its actions.
 ///
-/// Application writes — message fragments, transfer chunks, credit — wait in an `OutboundScheduler` and are
-/// written in its order while the channel is writable, so a small message is interleaved with a big file instead
-/// of queueing behind it. That is also what gives `Session.send` its back-pressure: a message's credit comes back
-/// once its frames are handed to the channel, which takes them only while its outbound buffer is below its
-/// high-water mark.
+/// Writes wait in an `OutboundScheduler` and are written in its order while the channel is writable: control
+/// frames first, then members' channel frames (in their sequence order, on one queue) and datagram frames in turn.
+/// That is also what gives `Session.send` its back-pressure: a message's credit comes back once its frames are
+/// handed to the channel, which takes them only while its outbound buffer is below its high-water mark.
 ///
 /// Frames queued during one event-loop task are written together once it ends: encoded back to back into one
 /// buffer (TLS then seals full records instead of one per small frame) and flushed once.
@@ -184,12 +183,6 @@ final class LinkHandler: ChannelInboundHandler {
             this.value.drainScheduled = false
             this.value.drainPendingSends()
         }
-    }
-
-    /// Drops whatever a cancelled transfer still had queued; what its senders wait on fails with `error`.
-    func purge(transfer id: UInt64, error: PeerMeshError) {
-        let dropped = scheduler.removeAll(in: .transfer(id)).compactMap(\.handOver)
-        if !dropped.isEmpty { delegate?.link(self, couldNotHandOver: dropped, error: error) }
     }
 
     // MARK: Performing actions

@@ -29,6 +29,9 @@ extension SessionCore {
             if let port = address.port, let endpoints = try? Session.endpoints(for: address, port: UInt16(port)) {
                 perform(machine.listening(on: endpoints, now: .now()))
             }
+            // A session that listens has its UDP socket from the start, like its listener (one that only joins binds
+            // it with its first link).
+            bindDatagramSocket()
             return address
         }
         .flatMapErrorThrowing { error in

@@ -29,7 +29,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     /// Our own dials that have not connected yet, with the caller waiting on each.
     var outgoing: [ObjectIdentifier: OutgoingConnection] = [:]
     var listener: Channel?
-    /// Our UDP socket for members' datagrams, bound when the first link that agreed on them comes up.
+    /// Our UDP socket for members' datagrams, bound when we listen or when the first link that agreed on them comes up.
     var datagramSocket: (socket: DatagramSocket, channel: Channel)?
     private var bindingDatagramSocket = false
     /// Datagrams dropped here rather than queued: by our links, or for want of a UDP socket (in `meshCounters`).
@@ -212,9 +212,10 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         if datagrams { bindDatagramSocket() }
     }
 
-    /// Binds our UDP socket once; the machine then tells our neighbours its port. Without one (the bind failed),
-    /// unreliable messages travel as datagram frames on the links.
-    private func bindDatagramSocket() {
+    /// Binds our UDP socket once (when we listen, or with our first link that agreed on datagrams); the machine then
+    /// tells our neighbours its port. Without one (the bind failed), unreliable messages travel as datagram frames on
+    /// the links.
+    func bindDatagramSocket() {
         guard datagramSocket == nil, !bindingDatagramSocket, !isClosed else { return }
         bindingDatagramSocket = true
         DatagramSocket.bind(host: configuration.listenHost, on: loop) { [unowned self] bytes, address in
@@ -271,8 +272,6 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                 for item in configuration.relayHook?(routed) ?? [routed] { links[id]?.enqueue(.routed(item), on: .messages) }
             case .forwardMulticast(let multicast, let id):
                 for item in configuration.multicastRelayHook?(multicast) ?? [multicast] { links[id]?.enqueue(.multicast(item), on: .messages) }
-            case .purge(let transfer, let id, let error):
-                links[id]?.purge(transfer: transfer, error: error)
             case .succeed(let promise):
                 promise.succeed()
             case .fail(let promise, let error):

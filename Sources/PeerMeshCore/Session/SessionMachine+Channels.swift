@@ -132,7 +132,10 @@ extension SessionMachine {
         startRetransmissionTimer(now: now)
         // Handed over once the first hop takes it; if that hop dies first, the frame is kept and sent again on the
         // next path, so only losing the member fails it (`writeFailed`).
-        out.append(.write(.routed(routed), on: link, queue: item.queue, handOver: item.ticket.map { HandOver(waiting: [(handle, $0)]) }))
+        // On one queue of the link, whatever it carries: the receiver takes a channel's frames only in sequence order,
+        // and a link that let a control frame or a message overtake queued transfer chunks made it hold every such
+        // frame back until the 3 s re-send (2,000 of 2,000 messages sent beside a file, before this).
+        out.append(.write(.routed(routed), on: link, queue: .messages, handOver: item.ticket.map { HandOver(waiting: [(handle, $0)]) }))
     }
 
     /// The member is unreachable: what waited fails, what was not acknowledged is reported, nothing is re-sent.

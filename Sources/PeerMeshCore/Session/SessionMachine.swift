@@ -66,8 +66,6 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         case forward(RoutedFrame, on: Link)
         /// Forward a multicast frame we relay for others.
         case forwardMulticast(MulticastFrame, on: Link)
-        /// Drop what `link` still queues for a cancelled transfer.
-        case purge(transfer: UInt64, on: Link, PeerMeshError)
         /// The frame a sender waited on was handed to its first hop (or will be sent again on the next path).
         case succeed(Ticket)
         /// It cannot be sent.
@@ -282,7 +280,9 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         return flush()
     }
 
-    /// Drops what a cancelled transfer to `peer` still had waiting, here and on the first hop.
+    /// Drops what a cancelled transfer to `peer` still had waiting for its channel. What the channel numbered already
+    /// goes out (the receiver drops chunks of a transfer it no longer has): removed from a link's queue, it would leave
+    /// a gap that holds back every later frame until the re-send.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
     public mutating func purge(transfer id: UInt64, to peer: PeerID, error: PeerMeshError) -> [Directive] {
         guard let handle = members.handle(peer.keyID) else { return [] }
@@ -295,7 +295,6 @@ public struct SessionMachine<Link: Hashable, Ticket> {
             }
         }
         members[handle].parked = kept
-        if let hop = mesh.nextHop(to: peer.keyID), let link = directLink(hop) { out.append(.purge(transfer: id, on: link, error)) }
         return flush()
     }
 

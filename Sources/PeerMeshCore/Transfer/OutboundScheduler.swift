@@ -2,22 +2,22 @@
 public enum OutboundQueue: Hashable, Sendable {
     /// Strict priority: small frames the protocol needs promptly.
     case control
-    /// Application messages, in send order.
+    /// Members' channel frames (messages, transfer frames, pairing) and relayed frames, in the order they were given.
     case messages
     /// Unreliable datagram frames: bounded, the oldest dropped when full (`OutboundScheduler.dropOldest`).
     case datagrams
-    /// One outgoing resource or stream, by transfer ID.
+    /// One outgoing resource or stream, by transfer ID: names its frames while they wait for the member's channel, so
+    /// a cancelled transfer's can be dropped (`SessionMachine.purge`); on a link they travel on `.messages`.
     case transfer(UInt64)
 }
 
-/// Decides which frame a link writes next, so one peer's messages, resources and streams share its connection
-/// fairly: a small message never waits behind a whole file.
+/// Decides which frame a link writes next.
 ///
-/// Control frames (handshake, credit, accept, reset, heartbeats) go first, always. Every other queue — the
-/// message queue and one queue per outgoing transfer — is served by deficit round robin: each turn a queue may
-/// send up to `quantum` bytes (carrying unused allowance only while it stays busy), so a queue of 64 KiB chunks
-/// and a queue of 100-byte messages get the same bandwidth share while both are busy. Within a queue, order is
-/// kept. A pure value: the link drains it one item at a time while its channel is writable.
+/// Control frames go first, always. Every other queue is served by deficit round robin: each turn a queue may
+/// send up to `quantum` bytes (carrying unused allowance only while it stays busy), so a queue of 64 KiB frames and
+/// a queue of 100-byte ones get the same bandwidth share while both are busy. Within a queue, order is kept — which
+/// is why a link puts every frame of a member's sequenced channel on one queue (`.messages`): its receiver takes
+/// them only in sequence order. A pure value: the link drains it one item at a time while its channel is writable.
 public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     /// A queue of outgoing frames.
     public typealias Queue = OutboundQueue

@@ -431,8 +431,6 @@ final class SimulatedNetwork {
                 transmit(.routed(routed), from: end)
             case .forwardMulticast(let multicast, let end):
                 transmit(.multicast(multicast), from: end)
-            case .purge:
-                break
             case .succeed(let ticket):
                 if sent[ticket]?.outcome == .waiting { sent[ticket]!.outcome = .handedOver }
             case .fail(let ticket, let error):
