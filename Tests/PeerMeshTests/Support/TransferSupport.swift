@@ -101,6 +101,22 @@ extension TestPeer {
     }
 
     /// Connected sender → receiver pair helper: `self` connects to `other` and both see it.
+    /// Joins `host`, whose app does not read its events (`consume: false`): the invitation is accepted here, from the
+    /// host's stream. Returns that stream's iterator for the caller to keep (and read from, when the test says so), or
+    /// nil after recording that no invitation came.
+    func join(unreadHost host: TestPeer) async throws -> SessionEvents.AsyncIterator? {
+        let data = try await host.connectionData()
+        async let connected = session.connect(using: data)
+        var iterator = host.session.events.makeAsyncIterator()
+        guard case .invitation(let invitation)? = await iterator.next() else {
+            Issue.record("expected an invitation")
+            return nil
+        }
+        try invitation.accept()
+        _ = try await connected
+        return iterator
+    }
+
     func join(_ other: TestPeer) async throws {
         try await connect(to: other)
         await other.waitFor(peerID, \.isConnected)
