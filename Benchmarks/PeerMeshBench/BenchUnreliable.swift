@@ -11,8 +11,8 @@ extension BenchCommand.Run {
         let client = try Session(identity: identity, encryption: encryption, configuration: configuration)
         let peer = try await client.connect(using: data)
         var events = client.events.makeAsyncIterator()
-        // The UDP path is proven by a probe within a few milliseconds of the link; messages before it take the link.
-        try await Task.sleep(for: .milliseconds(200))
+        // Measured once UDP works both ways (the server's probe and the reply to ours came): before, messages take the link.
+        try await GameTickBench.waitForProbes([client], each: 2)
         var message = Data(count: max(1, messageSize))
         message[0] = BenchCommand.Kind.discard.rawValue
         let start = ContinuousClock.now
@@ -23,15 +23,19 @@ extension BenchCommand.Run {
             sent += 64
         }
         let elapsed = (ContinuousClock.now - start).seconds
-        // Datagrams still in the socket buffers arrive within milliseconds; the count is asked after them.
-        try await Task.sleep(for: .milliseconds(100))
-        try await client.send(Data([BenchCommand.Kind.count.rawValue]), to: [peer])
-        var delivered = -1.0
-        while let event = await events.next() {
-            if case .received(let reply, _) = event, reply.first == BenchCommand.Kind.count.rawValue {
-                delivered = Double(String(decoding: reply.dropFirst(), as: UTF8.self)) ?? -1
-                break
+        // The count travels by TCP and may overtake datagrams still in the sockets: asked until two answers agree.
+        var delivered = -1.0, previous = -2.0
+        while delivered != previous {
+            previous = delivered
+            try await client.send(Data([BenchCommand.Kind.count.rawValue]), to: [peer])
+            delivered = -1
+            while let event = await events.next() {
+                if case .received(let reply, _) = event, reply.first == BenchCommand.Kind.count.rawValue {
+                    delivered = Double(String(decoding: reply.dropFirst(), as: UTF8.self)) ?? -1
+                    break
+                }
             }
+            if delivered < 0 { break }
         }
         let counters = await client.meshCounters
         await client.disconnect()
@@ -97,8 +101,8 @@ struct GameTickBench {
             if all { direct = true; break }
             try await Task.sleep(for: .milliseconds(20))
         }
-        // The UDP paths are proven by probes a few milliseconds after each link.
-        try await Task.sleep(for: .milliseconds(300))
+        // Every member heard a probe from each other member and a reply to its own: the UDP paths are in use.
+        try await Self.waitForProbes(sessions, each: 2 * (members - 1))
         if lossPercent > 0 { try Self.nft(loss: lossPercent) }
         defer { if lossPercent > 0 { try? Self.nftRemove() } }
 
@@ -133,6 +137,17 @@ struct GameTickBench {
         return ["sent": Double(sent), "delivered": Double(sorted.count), "delivered_fraction": Double(sorted.count) / Double(max(1, sent)),
                 "p50_us": BenchCommand.Run.percentile(sorted, 0.5), "p99_us": BenchCommand.Run.percentile(sorted, 0.99),
                 "all_direct": direct ? 1 : 0, "udp_datagrams": udp, "link_datagrams": onLinks, "loss_percent": Double(lossPercent)]
+    }
+
+    /// Waits (10 s at most) until every session opened at least `count` datagrams (probes and probe replies).
+    static func waitForProbes(_ sessions: [Session], each count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        for session in sessions {
+            while await session.meshCounters.datagramsReceived < count {
+                guard ContinuousClock.now < deadline else { throw ValidationErrorText("UDP paths were not proven within 10 s") }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
     }
 
     /// Whether this process runs in a network namespace with loopback only: one a harness made for it, never the

@@ -6,15 +6,15 @@ import PeerMeshCore
 /// handed to the session as they come.
 ///
 /// Nothing waits here for long: while the socket takes no more (its send buffer is full), datagrams queue up to
-/// `pendingLimit`, and beyond it the oldest unsent ones are dropped and counted (`burstLimit` while it takes more). Datagrams queued during one
-/// event-loop task go out with one flush (NIO then sends them with one `sendmmsg`).
+/// `pendingLimit`, and beyond it the oldest unsent ones are dropped and counted. While it takes more, they go out in
+/// batches of `batch` as they come, and what is left at the end of the event-loop task with one more flush (NIO sends
+/// each batch with one `sendmmsg`).
 final class DatagramSocket: ChannelInboundHandler {
     typealias InboundIn = AddressedEnvelope<ByteBuffer>
     typealias OutboundOut = AddressedEnvelope<ByteBuffer>
 
     /// Datagrams that may wait for the socket before the oldest are dropped.
     static let pendingLimit = 256
-    static let burstLimit = 8192
     /// Datagrams written with one flush during a burst.
     static let batch = 64
     /// Datagrams one read takes from the socket (`recvmmsg`).
@@ -76,8 +76,8 @@ final class DatagramSocket: ChannelInboundHandler {
         var buffer = context.channel.allocator.buffer(capacity: datagram.size)
         datagram.write(into: &buffer)
         pending.append(AddressedEnvelope(remoteAddress: address, data: buffer))
-        // A burst while the socket takes more goes out with this task's flush; only a full socket holds them back.
-        if pending.count > (context.channel.isWritable ? Self.burstLimit : Self.pendingLimit) {
+        // Only a full socket holds datagrams back: while it takes more, they go out in batches (below).
+        if pending.count > Self.pendingLimit {
             pending.removeFirst()
             dropped += 1
         }

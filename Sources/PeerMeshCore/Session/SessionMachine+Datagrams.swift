@@ -46,7 +46,7 @@ extension SessionMachine {
             counters.droppedUnadmitted += 1
             return
         }
-        guard let hop = mesh.nextHop(to: datagram.destination), let link = directLink(hop), datagramLinks.contains(link) else {
+        guard let (_, link) = datagramHop(toward: datagram.destination) else {
             counters.droppedNoRoute += 1
             return
         }
@@ -101,8 +101,14 @@ extension SessionMachine {
     /// The link datagram frames to the member go out on: its route's first hop, when that link agreed on datagrams
     /// and the member is known to read them (it is the neighbour on that link, or a probe along the route came back).
     func datagramRouteLink(_ handle: MemberHandle) -> Link? {
-        guard let hop = mesh.nextHop(to: members[handle].keyID), let link = directLink(hop), datagramLinks.contains(link) else { return nil }
+        guard let (_, link) = datagramHop(toward: members[handle].keyID) else { return nil }
         return members[handle].directLink == link || members[handle].routePath.isConfirmed ? link : nil
+    }
+
+    /// The first hop of the route to `key` and our link to it, when that link agreed on datagrams.
+    func datagramHop(toward key: [UInt8]) -> (hop: [UInt8], link: Link)? {
+        guard let hop = mesh.nextHop(to: key), let link = directLink(hop), datagramLinks.contains(link) else { return nil }
+        return (hop, link)
     }
 
     private mutating func openDatagram(_ datagram: SealedDatagram, arrivedBy carrier: DatagramCarrier, now: NIODeadline) {
@@ -148,7 +154,7 @@ extension SessionMachine {
             out.append(.sendDatagram(reply, to: endpoint))
             counters.datagramsSentUDP += 1
         case .link:
-            guard let hop = mesh.nextHop(to: members[handle].keyID), let link = directLink(hop), datagramLinks.contains(link) else { return }
+            guard let (_, link) = datagramHop(toward: members[handle].keyID) else { return }
             let reply = members[handle].datagrams!.seal(.probeReply, body: ByteBuffer(bytes: token), hopLimit: settings.maximumHops, encrypt: encrypt)
             out.append(.write(.datagram(reply), on: link, queue: .datagrams, handOver: nil))
             counters.datagramsSentOnLinks += 1
@@ -197,7 +203,7 @@ extension SessionMachine {
         guard ensureChannel(handle), members[handle].datagrams != nil else { return members[handle].routePath.postpone(now: now) }
         let key = members[handle].keyID
         // Our neighbour on a link that agreed on datagrams reads them: nothing to learn while that is its route.
-        guard let hop = mesh.nextHop(to: key), let link = directLink(hop), datagramLinks.contains(link), hop != key else {
+        guard let (hop, link) = datagramHop(toward: key), hop != key else {
             return members[handle].routePath.idle(now: now)
         }
         let token = randomBytes(8)
@@ -206,10 +212,5 @@ extension SessionMachine {
         members[handle].routePath.probing(token: token, now: now)
         out.append(.write(.datagram(probe), on: link, queue: .datagrams, handOver: nil))
         counters.datagramsSentOnLinks += 1
-    }
-
-    /// Whether we relay between these members: only between members we admitted.
-    func mayRelay(source: [UInt8], destination: [UInt8]) -> Bool {
-        (source == me.keyID || admissions.mayRelay(for: source)) && admissions.mayRelay(for: destination)
     }
 }

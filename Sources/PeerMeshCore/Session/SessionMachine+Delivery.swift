@@ -192,8 +192,11 @@ struct HeldFrames {
 extension SessionMachine {
     /// Whether we relay `routed`: only between members we admitted (one nobody here let in gets no path through us).
     /// Our own frame may come back while routes settle (a neighbour that knew less sent it back): it goes on.
-    func mayRelay(_ routed: RoutedFrame) -> Bool {
-        (routed.source == me.keyID || admissions.mayRelay(for: routed.source)) && admissions.mayRelay(for: routed.destination)
+    func mayRelay(_ routed: RoutedFrame) -> Bool { mayRelay(source: routed.source, destination: routed.destination) }
+
+    /// `mayRelay` for any frame between these members (routed frames, datagrams).
+    func mayRelay(source: [UInt8], destination: [UInt8]) -> Bool {
+        (source == me.keyID || admissions.mayRelay(for: source)) && admissions.mayRelay(for: destination)
     }
 
     /// Whether we refused the source or destination of `routed` (or it is not a member at all).
