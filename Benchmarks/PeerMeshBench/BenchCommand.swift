@@ -18,7 +18,7 @@ struct BenchCommand: AsyncParsableCommand {
         case echo = 0x45      // E: send it back
         case finish = 0x46    // F: reply with F once everything before it arrived
         case report = 0x52    // R: (server → client) a resource arrived; the rest is "ok|error peak-RSS-kB"
-        case count = 0x43     // C: reply with C and how many D messages arrived so far (decimal)
+        case count = 0x43     // C: reply with C and how many D messages from this sender arrived so far (decimal)
     }
 
     /// This process's peak resident set size in KiB (`VmHWM` in /proc/self/status), or 0 if unknown.
@@ -107,7 +107,8 @@ struct BenchCommand: AsyncParsableCommand {
 
         /// Accepts every invitation; echoes, acknowledges or counts messages; reports received resources.
         private static func serve(_ session: Session, report: Bool) async {
-            var discarded = 0
+            // Per sender: one server serves every repetition, each with a client of its own.
+            var discarded: [PeerID: Int] = [:]
             for await event in session.events {
                 switch event {
                 case .invitation(let invitation):
@@ -120,8 +121,8 @@ struct BenchCommand: AsyncParsableCommand {
                     if report { BenchReport.line("recv", ["bytes": Double(data.count), "t": BenchProcess.monotonicNanoseconds()]) }
                     switch data.first.flatMap(Kind.init(rawValue:)) {
                     case .echo?, .finish?: try? await session.send(data, to: [peer])
-                    case .discard?: discarded += 1
-                    case .count?: try? await session.send(Data([Kind.count.rawValue]) + Data("\(discarded)".utf8), to: [peer])
+                    case .discard?: discarded[peer, default: 0] += 1
+                    case .count?: try? await session.send(Data([Kind.count.rawValue]) + Data("\(discarded[peer, default: 0])".utf8), to: [peer])
                     default: break
                     }
                 case .resourceFinished(_, let peer, let result):
