@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOFoundationCompat
 import NIOPosix
 import PeerMeshCore
 
@@ -295,7 +296,10 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         switch event {
         case .connected(let peer): emit(.peerChanged(peer, .connected))
         case .notConnected(let peer, let reason): emit(.peerChanged(peer, .notConnected(reason: reason)))
-        case .received(let message, let peer): emit(.received(Data(message.readableBytesView), from: peer))
+        case .received(let message, let peer):
+            // A large message was assembled in storage of its own: the app's Data shares it instead of copying it
+            // (NIO's `.automatic` copies only up to 256 KiB, so a small message never pins a whole read buffer).
+            emit(.received(Data(buffer: message), from: peer))
         case .undelivered(let messages, let peer, let reason): emit(.undelivered(messages.map { Data($0.readableBytesView) }, to: peer, reason: reason))
         case .verified(let peer): if let security = security(of: peer) { emit(.peerVerified(peer, security)) }
         case .transfer(let frame, let peer): transfers.handle(frame, from: peer)
