@@ -81,7 +81,10 @@ struct MemberTable<Link: Hashable, Ticket> {
     }
 
     subscript(handle: MemberHandle) -> MemberState<Link, Ticket> {
-        _read { yield slots[Int(handle.index)] }
+        // Read in place: `yield slots[i]` goes through Array's getter, which copied the whole member (retaining every
+        // field) on each `members[h].field` read: a quarter of the sender's time per 64 B message in a profile.
+        // The storage cannot move during the access: exclusivity forbids changing `slots` while it is read.
+        unsafeAddress { slots.withUnsafeBufferPointer { $0.baseAddress! + Int(handle.index) } }
         _modify { yield &slots[Int(handle.index)] }
     }
 

@@ -86,8 +86,7 @@ extension SessionMachine {
     /// Sends what waited for the member's channel, in order, as far as room and the path allow.
     mutating func drainParked(_ handle: MemberHandle, now: NIODeadline) {
         guard !members[handle].parked.isEmpty, let link = settledLink(handle, now: now), channelIsOpen(handle) else { return }
-        while let item = members[handle].parked.first, members[handle].channel?.hasRoom == true {
-            members[handle].parked.removeFirst()
+        while members[handle].channel?.hasRoom == true, let item = members[handle].parked.popFirst() {
             transmit(item, to: handle, on: link, now: now)
         }
     }
