@@ -10,7 +10,7 @@ import PeerMeshCore
 /// on them and what the app asks, and performs the machine's directives. Every method runs on the session's one
 /// event loop, which is what orders events causally without locks.
 final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
-    typealias Machine = SessionMachine<ObjectIdentifier, EventLoopPromise<Void>>
+    typealias Machine = SessionMachine<ObjectIdentifier, SendTicket>
 
     let loop: EventLoop
     let identity: Identity
@@ -106,8 +106,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         let now = NIODeadline.now()
         var undelivered: [(peer: PeerID, messages: [ByteBuffer])] = []
         for entry in entries {
-            var tickets = hand(entry, to: entry.peers, now: now)
-            if tickets == nil, !isClosed {
+            var handed = hand(entry, to: entry.peers, now: now)
+            if !handed, !isClosed {
                 // A peer left since `send` checked: the others still get the message.
                 let reachable = entry.peers.filter(machine.canSend(to:))
                 for peer in entry.peers where entry.mode == .reliable && !reachable.contains(peer) {
@@ -117,17 +117,10 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                         undelivered.append((peer, [entry.message]))
                     }
                 }
-                tickets = hand(entry, to: reachable, now: now)
+                handed = hand(entry, to: reachable, now: now)
             }
-            // An unreliable message never held credit. A reliable one's comes back once every connection took its copy
-            // (or could not).
-            guard entry.mode == .reliable else { continue }
-            let outbox = self.outbox, cost = entry.cost
-            switch tickets?.count ?? 0 {
-            case 0: outbox.released(cost)
-            case 1: tickets![0].whenComplete { _ in outbox.released(cost) }
-            default: EventLoopFuture.andAllComplete(tickets!, on: loop).whenComplete { _ in outbox.released(cost) }
-            }
+            // Nothing handed to a connection holds the message's credit (an unreliable one never held any).
+            if !handed, entry.mode == .reliable { outbox.released(entry.cost) }
         }
         for (peer, messages) in undelivered {
             let reason = PeerMeshError(.notConnected, "\(peer) left before these messages could be sent.")
@@ -146,23 +139,24 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         drainOutbox()
     }
 
-    /// Gives `entry` to the machine for `peers`; returns what each connection's copy completes, or nil when one of
-    /// them cannot be reached (nothing was sent) or we left.
-    private func hand(_ entry: Outbox.Entry, to peers: [PeerID], now: NIODeadline) -> [EventLoopFuture<Void>]? {
-        guard !isClosed else { return nil }
-        var tickets: [EventLoopFuture<Void>] = []
+    /// Gives `entry` to the machine for `peers`; false when one of them cannot be reached (nothing was sent), when
+    /// `peers` is empty, or when we left. A reliable message's credit returns once every connection took its copy
+    /// (or could not): its tickets carry it (`SendTicket.credit`), and the last one to complete returns it.
+    private func hand(_ entry: Outbox.Entry, to peers: [PeerID], now: NIODeadline) -> Bool {
+        guard !isClosed, !peers.isEmpty else { return false }
+        let cost = entry.mode == .reliable ? entry.cost : 0
+        // Every ticket is made during `send`, and none completes before its directives are performed below.
+        let shared = peers.count > 1 ? SharedCredit(cost: cost, shares: peers.count) : nil
         guard let directives = try? machine.send(entry.message, to: peers, mode: entry.mode, now: now, ticket: { _ in
-            let promise = loop.makePromise(of: Void.self)
-            tickets.append(promise.futureResult)
-            return promise
-        }) else { return nil }
+            shared.map(SendTicket.share) ?? .credit(cost)
+        }) else { return false }
         perform(directives)
-        return tickets
+        return true
     }
 
     /// A transfer's frame on `peer`'s channel.
     func send(_ frame: Frame, on queue: OutboundQueue, to peer: PeerID, promise: EventLoopPromise<Void>?) {
-        perform(machine.send(frame, on: queue, to: peer, ticket: promise, now: .now()))
+        perform(machine.send(frame, on: queue, to: peer, ticket: promise.map(SendTicket.promise), now: .now()))
     }
 
     func purge(transfer id: UInt64, to peer: PeerID, error: PeerMeshError) {
@@ -261,6 +255,9 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     // MARK: Performing directives
 
     func perform(_ directives: [Machine.Directive]) {
+        // Message credit completed by these directives, returned to the outbox once (one lock, not one per message).
+        var credit = 0
+        defer { if credit > 0 { outbox.released(credit) } }
         for directive in directives {
             switch directive {
             case .write(let frame, let id, let queue, let handOver):
@@ -273,10 +270,10 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                 for item in configuration.relayHook?(routed) ?? [routed] { links[id]?.enqueue(.routed(item), on: .messages) }
             case .forwardMulticast(let multicast, let id):
                 for item in configuration.multicastRelayHook?(multicast) ?? [multicast] { links[id]?.enqueue(.multicast(item), on: .messages) }
-            case .succeed(let promise):
-                promise.succeed()
-            case .fail(let promise, let error):
-                promise.fail(error)
+            case .succeed(let ticket):
+                complete(ticket, credit: &credit, failure: nil)
+            case .fail(let ticket, let error):
+                complete(ticket, credit: &credit, failure: error)
             case .event(let event):
                 report(event)
             case .close(let id):
@@ -290,6 +287,17 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
             }
         }
         scheduleTick()
+    }
+
+    private func complete(_ ticket: SendTicket, credit: inout Int, failure: PeerMeshError?) {
+        switch ticket {
+        case .promise(let promise):
+            if let failure { promise.fail(failure) } else { promise.succeed() }
+        case .credit(let cost):
+            credit += cost
+        case .share(let shared):
+            if shared.complete() { credit += shared.cost }
+        }
     }
 
     private func report(_ event: Machine.Event) {

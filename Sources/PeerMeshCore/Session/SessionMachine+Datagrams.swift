@@ -14,7 +14,7 @@ extension SessionMachine {
 
     /// Our UDP socket is bound to `port` (0: we have none, or lost it): neighbours whose links agreed on datagrams are
     /// told, to probe it (or to stop using it). Without a socket, our own UDP paths are out of use too.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func datagramsBound(port: UInt16) -> [Directive] {
         ownDatagramPort = port
         if port == 0 { for handle in members.handles { members[handle].udpPath.stop() } }
@@ -24,7 +24,7 @@ extension SessionMachine {
 
     /// A UDP datagram arrived from `endpoint`: opened if it is for us and authentic (and answered if it is a probe);
     /// anything else is dropped and counted, never answered.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func receivedDatagram(_ bytes: ByteBuffer, from endpoint: DatagramEndpoint, now: NIODeadline) -> [Directive] {
         guard !isClosed else { return [] }
         guard let datagram = try? SealedDatagram.read(bytes), datagram.destination == me.keyID else {

@@ -170,7 +170,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     /// A link's handshake and invitation are done: `peer` is our neighbour on it. `multicast`, `datagrams`: the link
     /// agreed on multicast and datagram frames; `address`: the peer's IP address bytes (direct upgrades prefer
     /// addresses like these; datagrams go to its UDP port there), `scope` its IPv6 scope.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, datagrams: Bool = false, address: [UInt8]?, scope: UInt32 = 0,
                                 now: NIODeadline) -> [Directive] {
         let handle = members.handle(for: peer)
@@ -202,7 +202,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// A link closed. When it was a member's link, the member stays if another path reaches it; otherwise it (and
     /// whoever we reached only through it) is reported `.notConnected` with `reason`.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func linkDown(_ link: Link, reason: PeerMeshError?, now: NIODeadline) -> [Directive] {
         guard let handle = links[link] else { return [] }
         forgetLink(link)
@@ -226,7 +226,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// A mesh frame (link state, routed, multicast) arrived on a member's link.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func received(_ frame: Frame, on link: Link, now: NIODeadline) -> [Directive] {
         guard !isClosed, let neighbor = links[link] else { return [] }
         switch frame {
@@ -245,7 +245,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     /// what the sender waits on for each. Throws, sending nothing, when one of them cannot be reached, or when an
     /// unreliable message is larger than `DatagramChannel.maximumMessageSize`. Unreliable messages never wait: their
     /// tickets succeed at once, and what cannot go now is dropped and counted.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func send(_ message: ByteBuffer, to peers: [PeerID], mode: Frame.Mode, now: NIODeadline,
                               ticket: (PeerID) -> Ticket) throws(PeerMeshError) -> [Directive] {
         if isClosed { throw Self.closedError }
@@ -270,7 +270,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// Sends a transfer or control frame on `peer`'s channel, on `queue`.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func send(_ frame: Frame, on queue: OutboundQueue, to peer: PeerID, ticket: Ticket?, now: NIODeadline) -> [Directive] {
         guard let handle = members.handle(peer.keyID), canSend(to: handle) else {
             if let ticket { out.append(.fail(ticket, PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))) }
@@ -283,7 +283,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     /// Drops what a cancelled transfer to `peer` still had waiting for its channel. What the channel numbered already
     /// goes out (the receiver drops chunks of a transfer it no longer has): removed from a link's queue, it would leave
     /// a gap that holds back every later frame until the re-send.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func purge(transfer id: UInt64, to peer: PeerID, error: PeerMeshError) -> [Directive] {
         guard let handle = members.handle(peer.keyID) else { return [] }
         var kept = CircularBuffer<MemberState<Link, Ticket>.Parked>()
@@ -300,17 +300,17 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// The first hop could not take a frame: a member still reachable gets it again on its next path, so its
     /// sender may go on; for one that is gone, the write's error stands.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public func writeFailed(_ handOver: HandOver, error: PeerMeshError) -> [Directive] {
         handOver.waiting.map { members[$0.member].announced ? .succeed($0.ticket) : .fail($0.ticket, error) }
     }
 
     /// The write carrying `handOver` went to the connection.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public func written(_ handOver: HandOver) -> [Directive] { handOver.waiting.map { .succeed($0.ticket) } }
 
     /// Time passed: acknowledge, re-send, publish, expire and retry what is due by `now`.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func tick(now: NIODeadline) -> [Directive] {
         guard !isClosed else { return [] }
         if let due = acknowledgeAt, due <= now {
@@ -355,7 +355,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// Where we listen changed (our record publishes it, for members to link to us directly).
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func listening(on endpoints: [ConnectionData.Endpoint], now: NIODeadline) -> [Directive] {
         listeningEndpoints = endpoints
         if !links.isEmpty { directLinksChanged(newLink: nil, now: now) }
@@ -378,7 +378,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public mutating func connectStarted(_ peer: PeerID) { connecting.insert(peer.keyID) }
 
     /// A dial of `peer` ended. For a `.dial` of ours, `endpoints` are the addresses it tried: a failure backs them off.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func connectEnded(_ peer: PeerID, endpoints: [ConnectionData.Endpoint]?, succeeded: Bool, now: NIODeadline) -> [Directive] {
         connecting.remove(peer.keyID)
         guard let endpoints else { return [] }
@@ -389,7 +389,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// The app answered whether to admit a member it was asked about.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func admissionAnswered(_ peer: PeerID, admitted: Bool, now: NIODeadline) -> [Directive] {
         decide(peer.keyID, admitted ? .admitted : .refused, now: now)
         releaseHeldFrames(now: now)
@@ -398,7 +398,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// The app asked how `peer`'s traffic is protected: starts an end-to-end pairing unless one is under way for the
     /// member's current keys. Returns the pairing (nil when `peer` is not a member).
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func requestPairing(with peer: PeerID, now: NIODeadline) -> (pairing: MemberPairing?, directives: [Directive]) {
         guard let handle = members.handle(peer.keyID), members[handle].announced else { return (nil, []) }
         renewPairing(handle, now: now)
@@ -406,7 +406,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// We leave: what waits for room fails; links close one by one (each `linkDown` then reports who went).
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func close() -> [Directive] {
         guard !isClosed else { return [] }
         isClosed = true
@@ -421,7 +421,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// Whether frames can go to `peer` now: it is a member or a neighbour (its channel holds them until its record
     /// arrives, if it has to).
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public func canSend(to peer: PeerID) -> Bool { members.handle(peer.keyID).map(canSend) ?? false }
 
     func canSend(to handle: MemberHandle) -> Bool { members[handle].announced || members[handle].directLink != nil }
@@ -430,7 +430,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public func isMember(_ peer: PeerID) -> Bool { members.handle(peer.keyID).map { members[$0].announced } ?? false }
 
     /// How `peer` is reached now, or nil when it is not a member.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public func route(to peer: PeerID) -> Route? {
         guard isMember(peer) else { return nil }
         if directLink(peer.keyID) != nil { return .direct }
@@ -438,7 +438,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     /// Our link to the neighbour with this key ID.
-    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == EventLoopPromise<Void>)
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public func directLink(_ keyID: [UInt8]) -> Link? { members.handle(keyID).flatMap { members[$0].directLink } }
 
     /// Our connected links.
