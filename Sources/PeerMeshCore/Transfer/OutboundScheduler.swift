@@ -22,19 +22,24 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     /// A queue of outgoing frames.
     public typealias Queue = OutboundQueue
 
-    private struct Lane: Sendable {
-        var items: [(item: Item, size: Int)] = []
-        var head = 0
-        var deficit = 0
-        var bytes = 0
-        var isEmpty: Bool { head == items.count }
+    // Inlinable (with its state usable from inline code): the shell's link drives it once per frame, and unspecialized
+    // generic code looked up type metadata on every call (about 5 % of a 64 B message's sending cost).
+    @usableFromInline
+    struct Lane: Sendable {
+        @usableFromInline var items: [(item: Item, size: Int)] = []
+        @usableFromInline var head = 0
+        @usableFromInline var deficit = 0
+        @usableFromInline var bytes = 0
+        @inlinable var isEmpty: Bool { head == items.count }
 
-        mutating func push(_ item: Item, size: Int) {
+        @inlinable init() {}
+
+        @inlinable mutating func push(_ item: Item, size: Int) {
             items.append((item, size))
             bytes += size
         }
 
-        mutating func pop() -> (item: Item, size: Int) {
+        @inlinable mutating func pop() -> (item: Item, size: Int) {
             let next = items[head]
             head += 1
             bytes -= next.size
@@ -48,27 +53,29 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
 
     /// Bytes a queue may send per round before the next queue's turn.
     public let quantum: Int
-    private var control = Lane()
-    private var lanes: [Queue: Lane] = [:]
+    @usableFromInline var control = Lane()
+    @usableFromInline var lanes: [Queue: Lane] = [:]
     /// Busy non-control queues, in service order; the first one is being served.
-    private var active: [Queue] = []
+    @usableFromInline var active: [Queue] = []
     /// Whether the first active queue already received this turn's quantum.
-    private var headTurnStarted = false
+    @usableFromInline var headTurnStarted = false
     /// Items waiting, in all queues.
-    public private(set) var count = 0
+    public var count: Int { itemCount }
+    @usableFromInline var itemCount = 0
     /// Bytes waiting (the sizes given to `enqueue`), in all queues.
-    public private(set) var queuedBytes = 0
+    public var queuedBytes: Int { byteCount }
+    @usableFromInline var byteCount = 0
 
     /// Creates an empty scheduler.
-    public init(quantum: Int = 64 * 1024) { self.quantum = max(1, quantum) }
+    @inlinable public init(quantum: Int = 64 * 1024) { self.quantum = max(1, quantum) }
 
     /// Whether nothing is waiting.
-    public var isEmpty: Bool { count == 0 }
+    @inlinable public var isEmpty: Bool { itemCount == 0 }
 
     /// Appends `item` (of `size` bytes on the wire) to `queue`.
-    public mutating func enqueue(_ item: Item, size: Int, to queue: Queue) {
-        count += 1
-        queuedBytes += size
+    @inlinable public mutating func enqueue(_ item: Item, size: Int, to queue: Queue) {
+        itemCount += 1
+        byteCount += size
         if queue == .control {
             control.push(item, size: size)
             return
@@ -83,11 +90,11 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     }
 
     /// The next item to write, or nil when every queue is empty.
-    public mutating func next() -> Item? {
+    @inlinable public mutating func next() -> Item? {
         if !control.isEmpty {
-            count -= 1
+            itemCount -= 1
             let next = control.pop()
-            queuedBytes -= next.size
+            byteCount -= next.size
             return next.item
         }
         while let queue = active.first {
@@ -107,8 +114,8 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
                 lane.deficit -= size
                 return (lane.pop().item, lane.isEmpty)
             }(&lanes[queue]!)
-            count -= 1
-            queuedBytes -= size
+            itemCount -= 1
+            byteCount -= size
             if empty {
                 lanes[queue] = nil
                 active.removeFirst()
@@ -128,8 +135,8 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     public mutating func dropOldest(in queue: Queue) -> Item? {
         guard queue != .control, var lane = lanes[queue], !lane.isEmpty else { return nil }
         let dropped = lane.pop()
-        count -= 1
-        queuedBytes -= dropped.size
+        itemCount -= 1
+        byteCount -= dropped.size
         if lane.isEmpty {
             lanes[queue] = nil
             if active.first == queue { headTurnStarted = false }
@@ -144,8 +151,8 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     public mutating func removeAll(in queue: Queue) -> [Item] {
         if queue == .control {
             let items = control.items[control.head...]
-            count -= items.count
-            queuedBytes -= items.reduce(0) { $0 + $1.size }
+            itemCount -= items.count
+            byteCount -= items.reduce(0) { $0 + $1.size }
             control = Lane()
             return items.map(\.item)
         }
@@ -153,8 +160,8 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
         if active.first == queue { headTurnStarted = false }
         active.removeAll { $0 == queue }
         let items = lane.items[lane.head...]
-        count -= items.count
-        queuedBytes -= items.reduce(0) { $0 + $1.size }
+        itemCount -= items.count
+        byteCount -= items.reduce(0) { $0 + $1.size }
         return items.map(\.item)
     }
 
