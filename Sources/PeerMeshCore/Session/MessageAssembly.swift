@@ -5,15 +5,35 @@ public struct MessageFragmenter: Sendable {
     /// Payload bytes per fragment: small enough that one big message never holds a link for long.
     public static let fragmentSize = 60 * 1024
 
-    private var nextSequence: [Frame.Mode: UInt64] = [:]
+    // One counter per mode, not a dictionary: this runs once per message sent.
+    private var nextReliable: UInt64 = 0
+    private var nextUnreliable: UInt64 = 0
 
     /// Creates a fragmenter whose sequences start at 0.
     public init() {}
 
+    private mutating func takeSequence(_ mode: Frame.Mode) -> UInt64 {
+        switch mode {
+        case .reliable:
+            defer { nextReliable &+= 1 }
+            return nextReliable
+        case .unreliable:
+            defer { nextUnreliable &+= 1 }
+            return nextUnreliable
+        }
+    }
+
+    /// The one Data frame that carries `message` when it fits in one fragment (numbered like `fragments`), else nil
+    /// and nothing is numbered: most messages are small, and this spares them two arrays.
+    public mutating func onlyFragment(of message: ByteBuffer, source: [UInt8], destination: [UInt8], mode: Frame.Mode) -> Frame? {
+        guard message.readableBytes <= Self.fragmentSize else { return nil }
+        return .data(.init(source: source, destination: destination, mode: mode, flags: Frame.DataFrame.finalFragment,
+                           sequence: takeSequence(mode), payload: message))
+    }
+
     /// The Data frames that carry `message`; an empty message is one empty final fragment.
     public mutating func fragments(of message: ByteBuffer, source: [UInt8], destination: [UInt8], mode: Frame.Mode) -> [Frame] {
-        let sequence = nextSequence[mode, default: 0]
-        nextSequence[mode] = sequence &+ 1
+        let sequence = takeSequence(mode)
         var rest = message
         var frames: [Frame] = []
         frames.reserveCapacity(max(1, message.readableBytes / Self.fragmentSize + 1))

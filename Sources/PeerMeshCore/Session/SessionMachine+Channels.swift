@@ -10,21 +10,21 @@ extension SessionMachine {
     /// changes: the member started a new session). False while no record gave us its key.
     mutating func ensureChannel(_ handle: MemberHandle) -> Bool {
         // Per frame on the receive path: no record changed since the last check, so the channel still matches.
-        if members[handle].channelCheckedAt == mesh.recordRevision, members[handle].channel != nil { return true }
+        if members[handle].channelCheckedAt == mesh.recordRevision, members[handle].hasChannel { return true }
         let keyID = members[handle].keyID
         guard let key = mesh.sessionKey(of: keyID) else { return false }
         if let existing = members[handle].channel, existing.peerSessionKey == key {
             members[handle].channelCheckedAt = mesh.recordRevision
             return true
         }
-        if members[handle].channel != nil { memberRestarted(handle) }
+        if members[handle].hasChannel { memberRestarted(handle) }
         members[handle].channel = try? EndToEndChannel(me: me.keyID, ownSessionKey: sessionPrivateKey, peer: keyID, peerSessionKey: key)
-        members[handle].channelCheckedAt = members[handle].channel == nil ? nil : mesh.recordRevision
+        members[handle].channelCheckedAt = !members[handle].hasChannel ? nil : mesh.recordRevision
         // New keys: datagram sequences start again, and paths proven to the predecessor are proven again.
         members[handle].datagrams = members[handle].channel.map(DatagramChannel.init(beside:))
         if members[handle].udpPath.endpoint != nil { members[handle].udpPath.start() }
         if members[handle].routePath.probeAt != nil || members[handle].routePath.isConfirmed { members[handle].routePath.start() }
-        return members[handle].channel != nil
+        return members[handle].hasChannel
     }
 
     /// The member is a new process (a new session key): what its predecessor did not acknowledge may never have
@@ -60,6 +60,9 @@ extension SessionMachine {
     mutating func sendMessage(_ message: ByteBuffer, to handle: MemberHandle, mode: Frame.Mode, ticket: Ticket, now: NIODeadline) {
         // Numbered under the channel they go on: a channel derived anew (the member restarted) numbers from 0.
         _ = ensureChannel(handle)
+        if let frame = members[handle].fragmenter.onlyFragment(of: message, source: me.keyID, destination: members[handle].keyID, mode: mode) {
+            return sendOnChannel(Parked(frame: frame, queue: .messages, ticket: ticket, endsMessage: mode == .reliable ? message : nil), to: handle, now: now)
+        }
         for item in channelItems(message, to: handle, mode: mode, ticket: ticket) { sendOnChannel(item, to: handle, now: now) }
     }
 
@@ -101,7 +104,7 @@ extension SessionMachine {
         guard !members[handle].awaitingRecord, let hop = mesh.nextHop(to: key), let link = directLink(hop),
               ensureChannel(handle) else { return nil }
         if members[handle].channelLink == link { return link }
-        if let old = members[handle].channelLink, links[old] != nil, members[handle].channel!.inFlight > 0 { return nil }
+        if let old = members[handle].channelLink, links[old] != nil, members[handle].channel?.inFlight ?? 0 > 0 { return nil }
         moveChannel(handle, onto: link, direct: hop == key, now: now)
         return link
     }
@@ -118,7 +121,7 @@ extension SessionMachine {
     }
 
     mutating func transmit(_ item: Parked, to handle: MemberHandle, on link: Link, now: NIODeadline) {
-        guard members[handle].channel != nil else { return }
+        guard members[handle].hasChannel else { return }
         var inner = ByteBuffer()
         inner.reserveCapacity(item.frame.wireSize)
         item.frame.write(into: &inner)
@@ -127,7 +130,7 @@ extension SessionMachine {
             ? members[handle].channel!.wrapDirect(inner)
             : members[handle].channel!.seal(inner, hopLimit: settings.maximumHops, encrypt: settings.encryption != .none)
         if let message = item.endsMessage { members[handle].channel!.noteMessageEnd(message) }
-        if members[handle].channel!.inFlight == 1 { members[handle].ackProgress = now }
+        if members[handle].channel?.inFlight == 1 { members[handle].ackProgress = now }
         startRetransmissionTimer(now: now)
         // Handed over once the first hop takes it; if that hop dies first, the frame is kept and sent again on the
         // next path, so only losing the member fails it (`writeFailed`).
@@ -147,7 +150,7 @@ extension SessionMachine {
         if !members[handle].parked.isEmpty || members[handle].channel?.inFlight ?? 0 > 0 { members[handle].decisionToldFor = nil }
         let waited = dropParked(handle, reason: reason)
         let messages = (members[handle].channel?.unacknowledgedMessages ?? []) + waited
-        if members[handle].channel != nil { members[handle].channel!.abandonUnacknowledged() }
+        if members[handle].hasChannel { members[handle].channel!.abandonUnacknowledged() }
         if !messages.isEmpty { out.append(.event(.undelivered(messages, to: members[handle].peer, reason: reason))) }
     }
 
@@ -210,9 +213,9 @@ extension SessionMachine {
     /// everything that arrived meanwhile), or at once when a quarter of the sender's window arrived since the last
     /// one, so that a fast sender never waits for the delay with a full window.
     mutating func accept(_ routed: RoutedFrame, from handle: MemberHandle, now: NIODeadline) {
-        guard members[handle].channel != nil else { return }
+        guard members[handle].hasChannel else { return }
         members[handle].channel!.accept(routed)
-        if members[handle].channel!.owesPromptAcknowledgement { return acknowledge(handle) }
+        if members[handle].channel?.owesPromptAcknowledgement == true { return acknowledge(handle) }
         guard !members[handle].owesAcknowledgement else { return }
         members[handle].owesAcknowledgement = true
         acknowledgementsOwed.append(handle)
@@ -231,7 +234,7 @@ extension SessionMachine {
     /// Sends the member an acknowledgement if there is news since the last one (a member still owed one keeps its
     /// place in `acknowledgementsOwed`: the due one then finds no news or only what arrived since).
     private mutating func acknowledge(_ handle: MemberHandle) {
-        guard members[handle].channel != nil, let hop = mesh.nextHop(to: members[handle].keyID), let link = directLink(hop),
+        guard members[handle].hasChannel, let hop = mesh.nextHop(to: members[handle].keyID), let link = directLink(hop),
               let ack = members[handle].channel!.makeAcknowledgement(hopLimit: settings.maximumHops) else { return }
         out.append(.write(.routed(ack), on: link, queue: .control, handOver: nil))
         counters.acknowledgementsSent += 1

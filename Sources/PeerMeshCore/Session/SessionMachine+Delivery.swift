@@ -58,7 +58,7 @@ extension SessionMachine {
             return drainParked(handle, now: now)
         }
         // `ensureChannel`, not the stored one: a member that restarted has new keys and numbers from 1 again.
-        if let handle, ensureChannel(handle), members[handle].channel!.isDuplicate(routed.sequence) {
+        if let handle, ensureChannel(handle), members[handle].channel?.isDuplicate(routed.sequence) == true {
             counters.droppedDuplicates += 1
             return
         }
@@ -66,7 +66,7 @@ extension SessionMachine {
         // vouches for yet, or from a member not introduced yet, waits for that (`HeldFrames`).
         guard let handle, channelIsOpen(handle) else { return hold(routed, direct: direct, until: .openable) }
         guard ensureChannel(handle),
-              var payload = members[handle].channel!.verify(routed, requireEncryption: settings.encryption == .required, arrivedFromPeer: direct)
+              var payload = members[handle].channel?.verify(routed, requireEncryption: settings.encryption == .required, arrivedFromPeer: direct)
         else {
             counters.droppedForgeries += 1
             return
@@ -74,7 +74,7 @@ extension SessionMachine {
         // In channel order: a frame after a missing one (lost with a relay behind the first hop, or dropped as
         // altered) is left unacknowledged, and the sender's re-send brings the missing one and it again, in order. So
         // fragments of one message, transfer chunks and messages are never re-ordered, whatever the paths did.
-        if routed.sequence != members[handle].channel!.contiguous &+ 1, routed.flags & EndToEndChannel.resyncFlag == 0 {
+        if routed.sequence != (members[handle].channel?.contiguous ?? 0) &+ 1, routed.flags & EndToEndChannel.resyncFlag == 0 {
             counters.heldBack += 1
             return
         }

@@ -92,7 +92,7 @@ extension SessionMachine {
         }
         // Still reachable through others, but never had a channel: what was queued for it is gone, as for a
         // reconnection (a member with a channel sends again what the lost link did not deliver).
-        if let lost, admitted.contains(lost.member), members[lost.member].channel == nil {
+        if let lost, admitted.contains(lost.member), !members[lost.member].hasChannel {
             out.append(.event(.transfersSuspended(members[lost.member].peer)))
             out.append(.event(.transfersResumable(members[lost.member].peer)))
         }
@@ -108,7 +108,7 @@ extension SessionMachine {
             out.append(.event(.transfersResumable(peer)))
         }
         // A member whose record now carries a new session key restarted: its channel starts again (`ensureChannel`).
-        for handle in reachable where members[handle].channel != nil { _ = ensureChannel(handle) }
+        for handle in reachable where members[handle].hasChannel { _ = ensureChannel(handle) }
         rerouteChannels(now: now)
         renewStalePairings(now: now)
         linkDirectlyWhereReachable(now: now)

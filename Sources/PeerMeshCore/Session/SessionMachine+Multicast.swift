@@ -59,7 +59,7 @@ extension SessionMachine {
                                        payload: first.payload, encrypt: settings.encryption != .none)
         var entries: [MulticastFrame.Entry] = []
         entries.reserveCapacity(handles.count)
-        for handle in handles where members[handle].channel != nil {
+        for handle in handles where members[handle].hasChannel {
             let fragment = outgoing.fragments[handle]![index]
             let data = Frame.data(fragment)
             var inner = ByteBuffer()
@@ -68,7 +68,7 @@ extension SessionMachine {
             // In place: a copy taken out and stored back would copy every retained frame each time.
             entries.append(members[handle].channel!.multicastEntry(for: inner, messageSequence: fragment.sequence, content: content))
             if last, outgoing.mode == .reliable { members[handle].channel!.noteMessageEnd(outgoing.message) }
-            if members[handle].channel!.inFlight == 1 { members[handle].ackProgress = now }
+            if members[handle].channel?.inFlight == 1 { members[handle].ackProgress = now }
         }
         startRetransmissionTimer(now: now)
         for frame in content.frames(entries: entries, hopLimit: settings.maximumHops, maximumFrameSize: settings.frameLimits.maximumFrameSize) {
@@ -114,12 +114,12 @@ extension SessionMachine {
             counters.droppedForgeries += 1
             return
         }
-        if ensureChannel(handle), members[handle].channel!.isDuplicate(entry.sequence) {
+        if ensureChannel(handle), members[handle].channel?.isDuplicate(entry.sequence) == true {
             counters.droppedDuplicates += 1
             return
         }
         guard members[handle].announced, ensureChannel(handle),
-              let data = members[handle].channel!.openMulticast(frame, entry: entry, requireEncryption: settings.encryption == .required)
+              let data = members[handle].channel?.openMulticast(frame, entry: entry, requireEncryption: settings.encryption == .required)
         else {
             counters.droppedForgeries += 1
             return

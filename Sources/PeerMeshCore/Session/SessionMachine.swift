@@ -255,7 +255,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         var handles: [MemberHandle] = []
         handles.reserveCapacity(peers.count)
         for peer in peers {
-            guard let handle = members.handle(peer.keyID), canSend(to: handle) else {
+            guard let handle = members.recentHandle(peer.keyID), canSend(to: handle) else {
                 throw PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent.")
             }
             handles.append(handle)
