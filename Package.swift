@@ -111,7 +111,6 @@ let package = Package(
                 "PeerMeshCore",
                 "PeerMeshScenarios",
                 "PeerMeshFuzzTargets",
-                .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

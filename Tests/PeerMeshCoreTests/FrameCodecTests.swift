@@ -1,5 +1,4 @@
 import NIOCore
-import NIOTestUtils
 import Testing
 @testable import PeerMeshCore
 
@@ -18,9 +17,62 @@ struct FrameCodecTests {
         #expect(Set(Fixtures.sampleFrames.map(\.kind)) == Set(Frame.Kind.allCases))
     }
 
-    @Test func dripFedAndBatchedInputDecodesTheSameFrames() throws {
-        let pairs = Fixtures.sampleFrames.map { (Fixtures.buffer([$0]), [$0]) }
-        try ByteToMessageDecoderVerifier.verifyDecoder(inputOutputPairs: pairs) { FrameDecoder(limits: limits) }
+    /// Every frame `FrameReader` returns when `whole` arrives in reads of these sizes (the last read takes the rest).
+    private func frames(of whole: ByteBuffer, inReadsOf sizes: [Int]) throws -> [Frame] {
+        var reader = FrameReader(limits: limits)
+        var rest = whole
+        var frames: [Frame] = []
+        var sizes = sizes[...]
+        while rest.readableBytes > 0 {
+            reader.append(rest.readSlice(length: min(sizes.popFirst() ?? rest.readableBytes, rest.readableBytes))!)
+            while let frame = try reader.next() { frames.append(frame) }
+        }
+        return frames
+    }
+
+    @Test func dripFedInputDecodesTheSameFrames() throws {
+        let whole = Fixtures.buffer(Fixtures.sampleFrames)
+        #expect(try frames(of: whole, inReadsOf: Array(repeating: 1, count: whole.readableBytes)) == Fixtures.sampleFrames)
+    }
+
+    @Test func inputCutAnywhereDecodesTheSameFrames() throws {
+        let whole = Fixtures.buffer(Fixtures.sampleFrames)
+        for cut in 0...whole.readableBytes {
+            #expect(try frames(of: whole, inReadsOf: [cut]) == Fixtures.sampleFrames)
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let sizes = (0..<whole.readableBytes).map { _ in Int.random(in: 1...300, using: &generator) }
+            #expect(try frames(of: whole, inReadsOf: sizes) == Fixtures.sampleFrames)
+        }
+    }
+
+    @Test func aFrameCutByReadsIsGatheredInStorageOfItsOwnSize() throws {
+        let routed = RoutedFrame(source: Fixtures.bytes(32), destination: Fixtures.bytes(32), hopLimit: 3,
+                                 payload: ByteBuffer(bytes: Fixtures.random(70_000)))
+        var whole = Fixtures.buffer([.heartbeat, .routed(routed), .heartbeat])
+        var reader = FrameReader(limits: limits)
+        var decoded: [Frame] = []
+        for size in [10, 30_000, 30_000, 100_000] {
+            reader.append(whole.readSlice(length: min(size, whole.readableBytes))!)
+            while let frame = try reader.next() { decoded.append(frame) }
+        }
+        #expect(decoded == [.heartbeat, .routed(routed), .heartbeat])
+        guard case .routed(let read) = decoded[1] else { return }
+        // Its own storage: NIO rounds a capacity up to a power of two, so at most twice the frame, never the reads'.
+        #expect(read.payload.storageCapacity < 2 * Frame.routed(routed).wireSize)
+        #expect(read.payload.storageCapacity >= Frame.routed(routed).wireSize)
+    }
+
+    @Test func aMalformedFrameAfterAPartialOneThrows() throws {
+        var whole = Fixtures.buffer([.heartbeat])
+        whole.writeInteger(UInt32(0))
+        var reader = FrameReader(limits: limits)
+        reader.append(whole.readSlice(length: 2)!)
+        #expect(try reader.next() == nil)
+        reader.append(whole)
+        #expect(try reader.next() == .heartbeat)
+        #expect(throws: PeerMeshError.self) { try reader.next() }
     }
 
     @Test func incompleteInputLeavesTheBufferUntouched() throws {
@@ -32,6 +84,18 @@ struct FrameCodecTests {
             #expect(decoded.count < Fixtures.sampleFrames.count)
             #expect(decoded == Array(Fixtures.sampleFrames.prefix(decoded.count)))
         }
+    }
+
+    @Test(arguments: [0, 1, 70_000])
+    func aRoutedFramesHeadThenItsPayloadAreTheFrame(payloadBytes: Int) throws {
+        let routed = RoutedFrame(source: Fixtures.bytes(32), destination: Fixtures.bytes(32, 0x5a), hopLimit: 7, flags: 4,
+                                 sequence: 0x0102_0304_0506_0708, payload: ByteBuffer(bytes: Fixtures.random(payloadBytes)))
+        var split = ByteBuffer()
+        routed.writeHead(into: &split)
+        var payload = routed.payload
+        split.writeBuffer(&payload)
+        #expect(split == Fixtures.buffer([.routed(routed)]))
+        #expect(split.readableBytes == Frame.routed(routed).wireSize)
     }
 
     // MARK: The frame length field at 0, max−1, max, max+1, 2³²−1

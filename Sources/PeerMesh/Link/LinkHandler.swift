@@ -32,7 +32,7 @@ protocol LinkDelegate: AnyObject {
 /// Frames queued during one event-loop task are written together once it ends: encoded back to back into one
 /// buffer (TLS then seals full records instead of one per small frame) and flushed once.
 final class LinkHandler: ChannelInboundHandler {
-    typealias InboundIn = Frame
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
     /// What senders wait on for a frame: reported to the delegate once the frame went out (or cannot).
     typealias HandOver = SessionCore.Machine.HandOver
@@ -57,6 +57,9 @@ final class LinkHandler: ChannelInboundHandler {
     private var drainScheduled = false
     /// Frames are gathered into buffers of about this size before each is written.
     private static let batchSize = 64 * 1024
+    /// A routed frame with at least this many payload bytes is not copied into a batch: its payload is written as
+    /// the buffer it is (a 1 MiB message's fragments were copied once more here than anywhere else on the sender).
+    private static let ownWriteSize = 8 * 1024
     /// A drain flushes after about this many bytes, so that the channel's writability sees them (see `drainPendingSends`).
     private static let flushSize = 256 * 1024
     /// Whether `drainPendingSends` is running: a flush inside it may report a writability change, which must not
@@ -67,6 +70,10 @@ final class LinkHandler: ChannelInboundHandler {
     /// next hop).
     static let datagramQueueLimit = 64 * 1024
     static let datagramBurstLimit = 1024 * 1024
+
+    /// The frames are decoded here, not by a decoder handler in front: a frame passed between handlers is boxed in
+    /// an `NIOAny`, an allocation and a dynamic cast per frame.
+    private var reader: FrameReader
 
     /// The verified peer, once known.
     var peer: VerifiedPeer? { machine.peer }
@@ -80,8 +87,9 @@ final class LinkHandler: ChannelInboundHandler {
     private(set) var remoteAddress: SocketAddress?
 
     init(machine: LinkStateMachine, tls: TLSContexts, preambleHandler: PreambleHandler, tickInterval: TimeAmount,
-         delegate: LinkDelegate, frameHook: (@Sendable (Frame) -> Frame)? = nil) {
+         frameLimits: FrameLimits, delegate: LinkDelegate, frameHook: (@Sendable (Frame) -> Frame)? = nil) {
         self.machine = machine
+        self.reader = FrameReader(limits: frameLimits)
         self.frameHook = frameHook
         self.tls = tls
         self.preambleHandler = preambleHandler
@@ -114,8 +122,24 @@ final class LinkHandler: ChannelInboundHandler {
         perform(machine.start(now: .now()))
     }
 
+    /// Hands every whole frame the bytes complete to the machine, in order, until the link closes. A malformed frame
+    /// is a protocol violation: the link closes and nothing after it is read.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        perform(machine.frameReceived(unwrapInboundIn(data), now: .now()))
+        reader.append(unwrapInboundIn(data))
+        let now = NIODeadline.now()
+        while !machine.isClosed {
+            let frame: Frame
+            do {
+                guard let next = try reader.next() else { return }
+                frame = next
+            } catch {
+                return perform(machine.errorCaught(error))
+            }
+            switch machine.receive(frame, now: now) {
+            case .mesh(let peer): delegate?.link(self, receivedMesh: frame, from: peer)
+            case .actions(let actions): perform(actions)
+            }
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -206,14 +230,24 @@ final class LinkHandler: ChannelInboundHandler {
         while context.channel.isWritable, let next = scheduler.next() {
             wrote = true
             let frame = frameHook?(next.frame) ?? next.frame
-            if batch == nil {
-                batch = context.channel.allocator.buffer(capacity: max(frame.wireSize, min(scheduler.queuedBytes + frame.wireSize, Self.batchSize)))
-            }
-            encode(frame, into: &batch!)
             if let handOver = next.handOver { written.append(handOver) }
-            guard batch!.readableBytes >= Self.batchSize else { continue }
-            unflushed += batch!.readableBytes
-            context.write(wrapOutboundOut(batch.take()!), promise: nil)
+            if case .routed(let routed) = frame, routed.payload.readableBytes >= Self.ownWriteSize {
+                // Its head ends the batch, and its payload goes as it is: TLS copies it once anyway.
+                if batch == nil { batch = context.channel.allocator.buffer(capacity: 5 + RoutedFrame.headerSize) }
+                routed.writeHead(into: &batch!)
+                delegate?.link(self, wroteMesh: frame, bytes: frame.wireSize)
+                unflushed += batch!.readableBytes + routed.payload.readableBytes
+                context.write(wrapOutboundOut(batch.take()!), promise: nil)
+                context.write(wrapOutboundOut(routed.payload), promise: nil)
+            } else {
+                if batch == nil {
+                    batch = context.channel.allocator.buffer(capacity: max(frame.wireSize, min(scheduler.queuedBytes + frame.wireSize, Self.batchSize)))
+                }
+                encode(frame, into: &batch!)
+                guard batch!.readableBytes >= Self.batchSize else { continue }
+                unflushed += batch!.readableBytes
+                context.write(wrapOutboundOut(batch.take()!), promise: nil)
+            }
             // TLS encrypts only at a flush, and only then do the bytes reach the socket's buffer, which is what
             // `isWritable` measures: without this, one drain encrypted the whole queue into one buffer (16 MiB
             // allocations at a relay, whose peak RSS reached 150 MiB).
@@ -309,9 +343,6 @@ final class LinkHandler: ChannelInboundHandler {
         }
         if error is NIOSSLError || error is BoringSSLError {
             return PeerMeshError(.tlsHandshakeFailed, "The TLS handshake failed; the peer is not a compatible PeerMesh peer or the connection was tampered with.", underlying: error)
-        }
-        if let error = error as? ByteToMessageDecoderError {
-            return PeerMeshError(.protocolViolation, "The peer sent malformed data.", underlying: error)
         }
         return PeerMeshError(.connectionClosed, "The connection failed.", underlying: error)
     }

@@ -206,12 +206,8 @@ extension SessionCore {
         }
         let preamble = PreambleHandler()
         let link = LinkHandler(machine: machine, tls: tls, preambleHandler: preamble, tickInterval: configuration.tickInterval,
-                               delegate: self, frameHook: configuration.frameHook)
-        try channel.pipeline.syncOperations.addHandlers([
-            preamble,
-            ByteToMessageHandler(FrameDecoder(limits: configuration.frameLimits)),
-            link,
-        ])
+                               frameLimits: configuration.frameLimits, delegate: self, frameHook: configuration.frameHook)
+        try channel.pipeline.syncOperations.addHandlers([preamble, link])
         let id = ObjectIdentifier(link)
         links[id] = link
         if role == .acceptor { evict(handshakes.admit(id, address: link.remoteAddress?.addressBytes ?? [])) }

@@ -240,7 +240,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     }
 
     func link(_ link: LinkHandler, handedOver: [LinkHandler.HandOver]) {
-        perform(handedOver.flatMap(machine.written))
+        perform(machine.written(handedOver))
     }
 
     func link(_ link: LinkHandler, couldNotHandOver: [LinkHandler.HandOver], error: PeerMeshError) {

@@ -264,8 +264,30 @@ public struct LinkStateMachine: Sendable {
 
     /// A frame arrived from the peer.
     public mutating func frameReceived(_ frame: Frame, now: NIODeadline) -> [Action] {
-        if case .closed = state { return [] }
+        switch receive(frame, now: now) {
+        case .mesh(let peer): [.mesh(frame, from: peer)]
+        case .actions(let actions): actions
+        }
+    }
+
+    /// What `receive` decided about a frame.
+    public enum Reception: Sendable, Equatable {
+        /// A mesh frame from the connected peer, for the session as it is (`Action.mesh` without an actions array:
+        /// this is every data frame's way in).
+        case mesh(from: PeerID)
+        /// Anything else: what to do.
+        case actions([Action])
+    }
+
+    /// `frameReceived`, with the connected link's mesh frames (the data path) answered without allocating.
+    public mutating func receive(_ frame: Frame, now: NIODeadline) -> Reception {
+        if case .closed = state { return .actions([]) }
         lastReceived = now
+        if case .connected(let peer) = state, case .routed = frame { return .mesh(from: peer.peerID) }
+        return .actions(handshakeOrControl(frame, now: now))
+    }
+
+    private mutating func handshakeOrControl(_ frame: Frame, now: NIODeadline) -> [Action] {
         switch (frame, state) {
         case (.close(let close), _):
             return fail(Self.error(forPeerClose: close, connected: isConnected), tellPeer: false)

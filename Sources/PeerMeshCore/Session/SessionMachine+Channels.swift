@@ -137,7 +137,7 @@ extension SessionMachine {
         // On one queue of the link, whatever it carries: the receiver takes a channel's frames only in sequence order,
         // and a link that let a control frame or a message overtake queued transfer chunks made it hold every such
         // frame back until the 3 s re-send (2,000 of 2,000 messages sent beside a file, before this).
-        out.append(.write(.routed(routed), on: link, queue: .messages, handOver: item.ticket.map { HandOver(waiting: [(handle, $0)]) }))
+        out.append(.write(.routed(routed), on: link, queue: .messages, handOver: item.ticket.map { HandOver(waiting: .one(member: handle, ticket: $0)) }))
     }
 
     /// The member is unreachable: what waited fails, what was not acknowledged is reported, nothing is re-sent.
@@ -244,7 +244,13 @@ extension SessionMachine {
 extension ByteBuffer {
     /// A copy of `other`'s readable bytes in storage of their own size: a relayed frame's payload is a slice of the
     /// read buffer, and queued as it is, each frame waiting for the next link would keep a whole read buffer alive.
+    /// A slice that is at least half its storage stays as it is: it pins at most as much again, and copying a relayed
+    /// 60 KiB fragment cost the relay more than anything but TLS.
     init(compacting other: ByteBuffer) {
+        if other.readableBytes * 2 >= other.storageCapacity {
+            self = other
+            return
+        }
         self = ByteBufferAllocator().buffer(capacity: other.readableBytes)
         var source = other
         writeBuffer(&source)

@@ -77,7 +77,7 @@ extension SessionMachine {
             let waiting = last ? frame.entries.compactMap { entry in
                 members.handle(entry.destination).flatMap { handle in outgoing.tickets[handle].map { (member: handle, ticket: $0) } }
             } : []
-            out.append(.write(.multicast(frame), on: link, queue: .messages, handOver: waiting.isEmpty ? nil : HandOver(waiting: waiting)))
+            out.append(.write(.multicast(frame), on: link, queue: .messages, handOver: waiting.isEmpty ? nil : HandOver(waiting: .several(waiting))))
         }
     }
 

@@ -54,7 +54,19 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// Tickets handed to the first hop with a frame: if the write fails, `writeFailed(_:)` decides each one.
     public struct HandOver {
-        let waiting: [(member: MemberHandle, ticket: Ticket)]
+        /// One member's channel frame, or a multicast frame's members: a message to one member allocates no array.
+        enum Waiting {
+            case one(member: MemberHandle, ticket: Ticket)
+            case several([(member: MemberHandle, ticket: Ticket)])
+        }
+        let waiting: Waiting
+
+        func forEach(_ body: (_ member: MemberHandle, _ ticket: Ticket) -> Void) {
+            switch waiting {
+            case .one(let member, let ticket): body(member, ticket)
+            case .several(let all): for (member, ticket) in all { body(member, ticket) }
+            }
+        }
     }
 
     /// What the shell does for the machine, in the order given.
@@ -302,12 +314,19 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     /// sender may go on; for one that is gone, the write's error stands.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public func writeFailed(_ handOver: HandOver, error: PeerMeshError) -> [Directive] {
-        handOver.waiting.map { members[$0.member].announced ? .succeed($0.ticket) : .fail($0.ticket, error) }
+        var directives: [Directive] = []
+        handOver.forEach { member, ticket in directives.append(members[member].announced ? .succeed(ticket) : .fail(ticket, error)) }
+        return directives
     }
 
-    /// The write carrying `handOver` went to the connection.
+    /// The writes carrying `handOvers` went to the connection.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
-    public func written(_ handOver: HandOver) -> [Directive] { handOver.waiting.map { .succeed($0.ticket) } }
+    public func written(_ handOvers: [HandOver]) -> [Directive] {
+        var directives: [Directive] = []
+        directives.reserveCapacity(handOvers.count)
+        for handOver in handOvers { handOver.forEach { _, ticket in directives.append(.succeed(ticket)) } }
+        return directives
+    }
 
     /// Time passed: acknowledge, re-send, publish, expire and retry what is due by `now`.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
@@ -461,3 +480,4 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 }
 
 extension SessionMachine.HandOver: Sendable where Ticket: Sendable {}
+extension SessionMachine.HandOver.Waiting: Sendable where Ticket: Sendable {}

@@ -59,11 +59,7 @@ extension Frame {
             }
             buffer.writeBytes(record.signature)
         case .routed(let routed):
-            buffer.writeBytes(routed.source)
-            buffer.writeBytes(routed.destination)
-            buffer.writeInteger(routed.hopLimit)
-            buffer.writeInteger(routed.flags)
-            buffer.writeInteger(routed.sequence)
+            routed.writeHeader(into: &buffer)
             var payload = routed.payload
             buffer.writeBuffer(&payload)
         case .multicast(let multicast):
@@ -245,23 +241,20 @@ extension ByteBuffer {
     }
 }
 
-/// Splits a byte stream into `Frame`s for a NIO pipeline; malformed input is an error that closes the channel.
-public struct FrameDecoder: NIOSingleStepByteToMessageDecoder {
-    /// Decoded frames.
-    public typealias InboundOut = Frame
-    /// The bounds to enforce.
-    public let limits: FrameLimits
-
-    /// Creates a decoder with `limits`.
-    public init(limits: FrameLimits) { self.limits = limits }
-
-    /// Decodes one frame if a whole one is buffered.
-    public mutating func decode(buffer: inout ByteBuffer) throws -> Frame? {
-        try Frame.read(from: &buffer, limits: limits)
+extension RoutedFrame {
+    /// Appends this frame's encoding as a Routed frame up to its payload (length prefix, type byte and header, the
+    /// length counting the payload), so that a large payload can follow as a write of its own instead of a copy.
+    public func writeHead(into buffer: inout ByteBuffer) {
+        buffer.writeInteger(UInt32(1 + Self.headerSize + payload.readableBytes))
+        buffer.writeInteger(Frame.Kind.routed.rawValue)
+        writeHeader(into: &buffer)
     }
 
-    /// At end of stream a partial frame is simply dropped: the link is closing anyway.
-    public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> Frame? {
-        try decode(buffer: &buffer)
+    fileprivate func writeHeader(into buffer: inout ByteBuffer) {
+        buffer.writeBytes(source)
+        buffer.writeBytes(destination)
+        buffer.writeInteger(hopLimit)
+        buffer.writeInteger(flags)
+        buffer.writeInteger(sequence)
     }
 }

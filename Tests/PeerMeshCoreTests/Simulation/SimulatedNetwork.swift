@@ -419,7 +419,7 @@ final class SimulatedNetwork {
             case .write(let frame, let end, _, let handOver):
                 let delivered = transmit(frame, from: end)
                 if let handOver {
-                    let outcome = delivered ? members[index].machine!.written(handOver)
+                    let outcome = delivered ? members[index].machine!.written([handOver])
                         : members[index].machine!.writeFailed(handOver, error: PeerMeshError(.connectionClosed, "link down"))
                     perform(outcome, at: index)
                 }
