@@ -15,6 +15,12 @@ public struct PeerID: Hashable, Sendable, CustomStringConvertible, Comparable {
     /// SHA-256 of the public key's SubjectPublicKeyInfo DER.
     public let keyID: [UInt8]
 
+    /// Hashes the key ID alone (equal peers have equal key IDs), as one run of bytes: an app keeps its peers in
+    /// dictionaries and sets, and hashing 32 array elements one by one and then the name cost more than the look-up.
+    public func hash(into hasher: inout Hasher) {
+        keyID.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
     /// Creates a PeerID, validating the display name and the key ID length.
     public init(displayName: String, keyID: [UInt8]) throws(PeerMeshError) {
         try Self.validate(displayName: displayName)

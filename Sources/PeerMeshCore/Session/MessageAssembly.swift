@@ -55,7 +55,9 @@ public struct MessageReassembler: Sendable {
 
     /// The largest message accepted, in bytes.
     public let maximumMessageSize: Int
-    private var partial: [Frame.Mode: Partial] = [:]
+    // One slot per mode, not a dictionary: this runs once per message received.
+    private var partialReliable: Partial?
+    private var partialUnreliable: Partial?
     private var expectedReliable: UInt64 = 0
     private var resynchronizing = false
     /// Reliable fragments dropped because their message was already delivered.
@@ -70,7 +72,8 @@ public struct MessageReassembler: Sendable {
     /// The sender gave up on everything it had not delivered (and reported it undelivered to its app): partial
     /// messages are dropped, and its next reliable message, whatever its number, is the one expected.
     public mutating func resynchronize() {
-        partial = [:]
+        partialReliable = nil
+        partialUnreliable = nil
         resynchronizing = true
     }
 
@@ -89,28 +92,36 @@ public struct MessageReassembler: Sendable {
                 throw Frame.violation("reliable message \(frame.sequence) arrived while \(expectedReliable) was expected")
             }
         }
+        let message: ByteBuffer?
+        switch frame.mode {
+        case .reliable: message = try Self.add(frame, to: &partialReliable, limit: maximumMessageSize)
+        case .unreliable: message = try Self.add(frame, to: &partialUnreliable, limit: maximumMessageSize)
+        }
+        if message != nil, frame.mode == .reliable { expectedReliable = frame.sequence &+ 1 }
+        return message
+    }
+
+    private static func add(_ frame: Frame.DataFrame, to partial: inout Partial?, limit: Int) throws(PeerMeshError) -> ByteBuffer? {
         var payload = frame.payload
-        if let existing = partial[frame.mode], existing.sequence != frame.sequence {
+        if let existing = partial, existing.sequence != frame.sequence {
             throw Frame.violation("message \(frame.sequence) started before message \(existing.sequence) ended")
         }
-        guard (partial[frame.mode]?.buffer.readableBytes ?? 0) + payload.readableBytes <= maximumMessageSize else {
-            throw Frame.violation("a message grew past the limit of \(maximumMessageSize) bytes")
+        guard (partial?.buffer.readableBytes ?? 0) + payload.readableBytes <= limit else {
+            throw Frame.violation("a message grew past the limit of \(limit) bytes")
         }
-        // Taken out of the dictionary before appending: a buffer still referenced there would be copied whole by
-        // every append, making a long message quadratic.
+        // Taken out of its slot before appending: a buffer still referenced there would be copied whole by every
+        // append, making a long message quadratic.
         var current: Partial
-        if var taken = partial.removeValue(forKey: frame.mode) {
+        if var taken = partial.take() {
             taken.buffer.writeBuffer(&payload)
             current = taken
         } else {
             current = Partial(sequence: frame.sequence, buffer: payload)
         }
         guard frame.isFinal else {
-            partial[frame.mode] = current
+            partial = current
             return nil
         }
-        partial[frame.mode] = nil
-        if frame.mode == .reliable { expectedReliable = frame.sequence &+ 1 }
         return current.buffer
     }
 }

@@ -54,7 +54,11 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     /// Bytes a queue may send per round before the next queue's turn.
     public let quantum: Int
     @usableFromInline var control = Lane()
-    @usableFromInline var lanes: [Queue: Lane] = [:]
+    // The queues a link uses have lanes of their own; only transfers' are looked up (a dictionary look-up per frame
+    // hashed the queue twice per 64 B message).
+    @usableFromInline var messages = Lane()
+    @usableFromInline var datagrams = Lane()
+    @usableFromInline var transfers: [Queue: Lane] = [:]
     /// Busy non-control queues, in service order; the first one is being served.
     @usableFromInline var active: [Queue] = []
     /// Whether the first active queue already received this turn's quantum.
@@ -72,21 +76,33 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     /// Whether nothing is waiting.
     @inlinable public var isEmpty: Bool { itemCount == 0 }
 
+    /// `body` on `queue`'s lane, in place (a lane copied out and stored back would copy every item it holds).
+    @inlinable mutating func withLane<Result>(_ queue: Queue, _ body: (inout Lane) -> Result) -> Result {
+        switch queue {
+        case .control: body(&control)
+        case .messages: body(&messages)
+        case .datagrams: body(&datagrams)
+        case .transfer: body(&transfers[queue, default: Lane()])
+        }
+    }
+
+    /// Frees an emptied lane's storage.
+    @inlinable mutating func release(_ queue: Queue) {
+        if case .transfer = queue { transfers[queue] = nil } else { withLane(queue) { $0 = Lane() } }
+    }
+
     /// Appends `item` (of `size` bytes on the wire) to `queue`.
     @inlinable public mutating func enqueue(_ item: Item, size: Int, to queue: Queue) {
         itemCount += 1
         byteCount += size
-        if queue == .control {
-            control.push(item, size: size)
-            return
-        }
-        // In place (`lanes[queue, default:]`): a lane copied out and stored back would copy every item it holds.
-        if lanes[queue, default: Lane()].isEmpty {
+        let wasIdle = withLane(queue) { lane in
+            let idle = lane.isEmpty
             // An idle queue earns no credit: it starts its next busy period from nothing.
-            lanes[queue, default: Lane()].deficit = 0
-            active.append(queue)
+            if idle { lane.deficit = 0 }
+            lane.push(item, size: size)
+            return idle
         }
-        lanes[queue, default: Lane()].push(item, size: size)
+        if wasIdle, queue != .control { active.append(queue) }
     }
 
     /// The next item to write, or nil when every queue is empty.
@@ -95,71 +111,82 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
             itemCount -= 1
             let next = control.pop()
             byteCount -= next.size
+            if control.isEmpty { control = Lane() }
             return next.item
         }
+        let quantum = self.quantum
         while let queue = active.first {
-            if !headTurnStarted {
-                lanes[queue]!.deficit += quantum
-                headTurnStarted = true
+            let turnStarted = headTurnStarted
+            headTurnStarted = true
+            let taken: (item: Item, size: Int, emptied: Bool)? = withLane(queue) { lane in
+                if !turnStarted { lane.deficit += quantum }
+                let size = lane.items[lane.head].size
+                // Turn over when it does not fit: the unused allowance is kept (the next turn adds to it).
+                guard size <= lane.deficit else { return nil }
+                lane.deficit -= size
+                let item = lane.pop().item
+                return (item, size, lane.isEmpty)
             }
-            let (size, deficit) = lanes[queue].map { ($0.items[$0.head].size, $0.deficit) }!
-            if size > deficit {
-                // Turn over: keep the unused allowance (the next turn adds to it) and serve the next queue.
+            guard let taken else {
                 active.removeFirst()
                 active.append(queue)
                 headTurnStarted = false
                 continue
             }
-            let (item, empty) = { (lane: inout Lane) in
-                lane.deficit -= size
-                return (lane.pop().item, lane.isEmpty)
-            }(&lanes[queue]!)
             itemCount -= 1
-            byteCount -= size
-            if empty {
-                lanes[queue] = nil
+            byteCount -= taken.size
+            if taken.emptied {
+                release(queue)
                 active.removeFirst()
                 headTurnStarted = false
             }
-            return item
+            return taken.item
         }
         return nil
     }
 
     /// Bytes waiting in `queue`.
     public func queuedBytes(in queue: Queue) -> Int {
-        (queue == .control ? control : lanes[queue])?.bytes ?? 0
+        switch queue {
+        case .control: control.bytes
+        case .messages: messages.bytes
+        case .datagrams: datagrams.bytes
+        case .transfer: transfers[queue]?.bytes ?? 0
+        }
     }
 
     /// Removes the oldest item waiting in `queue` (a datagram that would otherwise queue behind a full link).
     public mutating func dropOldest(in queue: Queue) -> Item? {
-        guard queue != .control, var lane = lanes[queue], !lane.isEmpty else { return nil }
-        let dropped = lane.pop()
+        guard queue != .control, queuedItems(in: queue) > 0 else { return nil }
+        let (dropped, emptied) = withLane(queue) { lane in (lane.pop(), lane.isEmpty) }
         itemCount -= 1
         byteCount -= dropped.size
-        if lane.isEmpty {
-            lanes[queue] = nil
+        if emptied {
+            release(queue)
             if active.first == queue { headTurnStarted = false }
             active.removeAll { $0 == queue }
-        } else {
-            lanes[queue] = lane
         }
         return dropped.item
     }
 
+    private func queuedItems(in queue: Queue) -> Int {
+        switch queue {
+        case .control: control.items.count - control.head
+        case .messages: messages.items.count - messages.head
+        case .datagrams: datagrams.items.count - datagrams.head
+        case .transfer: transfers[queue].map { $0.items.count - $0.head } ?? 0
+        }
+    }
+
     /// Removes and returns everything waiting in `queue` (a cancelled transfer's chunks).
     public mutating func removeAll(in queue: Queue) -> [Item] {
-        if queue == .control {
-            let items = control.items[control.head...]
-            itemCount -= items.count
-            byteCount -= items.reduce(0) { $0 + $1.size }
-            control = Lane()
-            return items.map(\.item)
+        guard queuedItems(in: queue) > 0 else { return [] }
+        let items = withLane(queue) { lane in lane.items[lane.head...].map { $0 } }
+        release(queue)
+        if queue != .control {
+            if active.first == queue { headTurnStarted = false }
+            active.removeAll { $0 == queue }
         }
-        guard let lane = lanes.removeValue(forKey: queue) else { return [] }
-        if active.first == queue { headTurnStarted = false }
-        active.removeAll { $0 == queue }
-        let items = lane.items[lane.head...]
         itemCount -= items.count
         byteCount -= items.reduce(0) { $0 + $1.size }
         return items.map(\.item)
