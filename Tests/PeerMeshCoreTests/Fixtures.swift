@@ -68,6 +68,8 @@ enum Fixtures {
                         sealedBody: ByteBuffer(bytes: bytes(16, 2)))),
         .datagramPort(0),
         .datagramPort(.max),
+        .messages(.init(firstSequence: 7, messages: [ByteBuffer(bytes: [1, 2, 3]), ByteBuffer()])),
+        .messages(.init(firstSequence: .max, messages: (0..<1024).map { ByteBuffer(bytes: bytes($0 % 70, UInt8($0 % 256))) })),
     ]
 
     static func transfer(_ body: TransferFrame.Body, id: UInt64 = 42) -> Frame {

@@ -203,6 +203,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         var scope: UInt32 = 0
         if case .v6(let address) = link.remoteAddress { scope = address.address.sin6_scope_id }
         perform(machine.linkUp(ObjectIdentifier(link), peer: peer, multicast: link.agrees(on: .multicast), datagrams: datagrams,
+                               batches: link.agrees(on: .batches),
                                address: link.remoteAddress?.addressBytes, scope: scope, now: .now()))
         if datagrams { bindDatagramSocket() }
     }

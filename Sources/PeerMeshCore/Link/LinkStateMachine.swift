@@ -326,7 +326,7 @@ public struct LinkStateMachine: Sendable {
             guard response == .accepted else { return fail(Self.error(forResponse: response), tellPeer: false) }
             state = .connected(peer)
             return [.connected(peer.peerID)]
-        case (.data, _), (.transfer, _):
+        case (.data, _), (.transfer, _), (.messages, _):
             // One data path: messages and transfers travel only inside a member's channel (Routed), neighbour or not.
             return fail(Frame.violation("a \(frame.kind) frame outside a member's channel"), tellPeer: true)
         case (.multicast, .connected(let peer)) where !peer.negotiation.capabilities.contains(.multicast),

@@ -25,6 +25,8 @@ struct MemberState<Link: Hashable, Ticket> {
     var peer: PeerID
     /// Our link to the member, when it is a neighbour.
     var directLink: Link?
+    /// Whether `directLink` agreed on message batches (the member's build speaks them).
+    var directLinkBatches = false
     /// Reported to the app as `.connected`.
     var announced = false
     /// Its channel's frames wait for the record it publishes on a new link (it may be a new process with new keys).

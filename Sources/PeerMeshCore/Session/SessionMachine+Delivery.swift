@@ -114,6 +114,15 @@ extension SessionMachine {
             } catch {
                 counters.droppedForgeries += 1
             }
+        case .messages(let batch):
+            accept(routed, from: handle, now: now)
+            do {
+                for data in batch.dataFrames(source: source, destination: me.keyID) {
+                    if let message = try members[handle].reassembler!.add(data) { out.append(.event(.received(message, from: peer))) }
+                }
+            } catch {
+                counters.droppedForgeries += 1
+            }
         case .transfer(let transfer) where transfer.source == source && transfer.destination == me.keyID:
             accept(routed, from: handle, now: now)
             out.append(.event(.transfer(transfer, from: peer)))
@@ -244,7 +253,7 @@ extension Frame {
     /// Data or a transfer: what flows between members only, never before both sides admitted each other.
     fileprivate var isMemberTraffic: Bool {
         switch self {
-        case .data, .transfer: true
+        case .data, .messages, .transfer: true
         default: false
         }
     }

@@ -179,12 +179,12 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     // MARK: Inputs
 
-    /// A link's handshake and invitation are done: `peer` is our neighbour on it. `multicast`, `datagrams`: the link
-    /// agreed on multicast and datagram frames; `address`: the peer's IP address bytes (direct upgrades prefer
-    /// addresses like these; datagrams go to its UDP port there), `scope` its IPv6 scope.
+    /// A link's handshake and invitation are done: `peer` is our neighbour on it. `multicast`, `datagrams`, `batches`:
+    /// the link agreed on multicast, datagram and message-batch frames; `address`: the peer's IP address bytes (direct
+    /// upgrades prefer addresses like these; datagrams go to its UDP port there), `scope` its IPv6 scope.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
-    public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, datagrams: Bool = false, address: [UInt8]?, scope: UInt32 = 0,
-                                now: NIODeadline) -> [Directive] {
+    public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, datagrams: Bool = false, batches: Bool = false,
+                                address: [UInt8]?, scope: UInt32 = 0, now: NIODeadline) -> [Directive] {
         let handle = members.handle(for: peer)
         let previous = members[handle].directLink
         if let previous, previous != link {
@@ -198,6 +198,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         members[handle].awaitingRecord = true
         members[handle].peer = peer
         members[handle].directLink = link
+        members[handle].directLinkBatches = batches
         links[link] = handle
         linkAddresses[link] = address
         if multicast { multicastLinks.insert(link) }
@@ -225,6 +226,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     private mutating func forgetLink(_ link: Link) {
         if let handle = links.removeValue(forKey: link), members[handle].directLink == link {
             members[handle].directLink = nil
+            members[handle].directLinkBatches = false
             // The record the channel waited for can no longer come this way. Records through others say as well
             // whether the member is a new process (a new session key restarts its channel), so it waits no more.
             members[handle].awaitingRecord = false

@@ -16,8 +16,11 @@ public struct Capabilities: OptionSet, Hashable, Sendable, CustomStringConvertib
     /// are never retained when there is no UDP path.
     public static let datagrams = Capabilities(rawValue: 1 << 2)
 
+    /// Message batches (frame 20, inside routed frames): several small reliable messages in one channel frame.
+    public static let batches = Capabilities(rawValue: 1 << 3)
+
     /// Everything this build speaks.
-    public static let all: Capabilities = [.mesh, .multicast, .datagrams]
+    public static let all: Capabilities = [.mesh, .multicast, .datagrams, .batches]
     /// What a peer must offer for wire version 2 to work at all.
     public static let required: Capabilities = [.mesh]
 
@@ -27,6 +30,7 @@ public struct Capabilities: OptionSet, Hashable, Sendable, CustomStringConvertib
         if contains(.mesh) { names.append("mesh") }
         if contains(.multicast) { names.append("multicast") }
         if contains(.datagrams) { names.append("datagrams") }
+        if contains(.batches) { names.append("batches") }
         let unknown = rawValue & ~Capabilities.all.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: "+")

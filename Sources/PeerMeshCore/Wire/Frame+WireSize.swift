@@ -8,6 +8,7 @@ extension Frame {
         case .routed(let routed): 5 + RoutedFrame.headerSize + routed.payload.readableBytes
         case .multicast(let multicast): 5 + multicast.bodySize
         case .datagram(let datagram): 5 + datagram.size
+        case .messages(let batch): 5 + batch.bodySize
         case .transfer(let transfer):
             if case .chunk(_, let payload) = transfer.body { 5 + FrameLimits.transferChunkHeaderSize + payload.readableBytes } else { 128 }
         default: 128

@@ -35,13 +35,16 @@ public enum Frame: Hashable, Sendable {
     /// after the invitation on a link that agreed on `datagrams`; the path is used only after a sealed probe on it
     /// was answered.
     case datagramPort(UInt16)
+    /// Several whole reliable messages to one member (see `MessageBatch`); only ever the inner frame of a routed frame.
+    /// Capability `batches`.
+    case messages(MessageBatch)
 
     /// Frame type bytes.
     public enum Kind: UInt8, Sendable, CaseIterable {
         case hello = 1, invitation = 2, invitationResponse = 3, data = 4, heartbeat = 5, close = 6
         case transferOpen = 7, transferAccept = 8, transferChunk = 9, transferCredit = 10, transferEnd = 11
         case transferReset = 12, transferDone = 13
-        case linkState = 14, routed = 15, multicast = 16, pairing = 17, datagram = 18, datagramPort = 19
+        case linkState = 14, routed = 15, multicast = 16, pairing = 17, datagram = 18, datagramPort = 19, messages = 20
     }
 
     /// This frame's type byte.
@@ -60,6 +63,7 @@ public enum Frame: Hashable, Sendable {
         case .pairing: .pairing
         case .datagram: .datagram
         case .datagramPort: .datagramPort
+        case .messages: .messages
         }
     }
 

@@ -72,6 +72,8 @@ extension Frame {
             datagram.write(into: &buffer)
         case .datagramPort(let port):
             buffer.writeInteger(port)
+        case .messages(let batch):
+            batch.writeBody(into: &buffer)
         }
         buffer.setInteger(UInt32(buffer.writerIndex - lengthIndex - 4), at: lengthIndex)
     }
@@ -220,6 +222,8 @@ extension Frame {
             return .datagram(datagram)
         case .datagramPort:
             return .datagramPort(try body.readOrThrow(UInt16.self, "datagram port"))
+        case .messages:
+            return .messages(try MessageBatch.readBody(from: &body))
         }
     }
 

@@ -368,7 +368,12 @@ final class SimulatedNetwork {
             if side == 0 { links[id].upAt.0 = true } else { links[id].upAt.1 = true }
             let peer = peerID(other)
             let datagrams = udp != nil
-            feed(me) { $0.linkUp(end, peer: peer, multicast: true, datagrams: datagrams, address: datagrams ? Self.udpEndpoint(other).address : nil, now: $1) }
+            // Two links in three agreed on message batches (both ends alike), so runs mix links with and without them.
+            let batches = id % 3 != 2
+            feed(me) {
+                $0.linkUp(end, peer: peer, multicast: true, datagrams: datagrams, batches: batches,
+                          address: datagrams ? Self.udpEndpoint(other).address : nil, now: $1)
+            }
         case .linkDown(let end, let reason):
             let (id, side) = endOwner[end]!
             let me = side == 0 ? links[id].members.0 : links[id].members.1
