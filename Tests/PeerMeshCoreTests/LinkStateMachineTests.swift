@@ -179,15 +179,16 @@ struct LinkStateMachineTests {
         #expect(pair.delivered(.acceptor) == [frame])
     }
 
-    /// One data path: messages and transfers travel only inside a member's channel, so on a link by themselves they
-    /// are a violation, before or after the link is up.
+    /// One data path: messages (one or a batch) and transfers travel only inside a member's channel, so on a link by
+    /// themselves they are a violation, before or after the link is up.
     @Test(arguments: [true, false])
     func dataAndTransferFramesOutsideAChannelAreViolations(connected: Bool) {
         let data = { (pair: LinkPair) in
             Frame.data(.init(source: pair.connectorIdentity.peerID.keyID, destination: pair.acceptorIdentity.peerID.keyID,
                              mode: .reliable, flags: 1, sequence: 0, payload: ByteBuffer(string: "x")))
         }
-        for make in [data, { _ in Fixtures.transfer(.done) }] {
+        let batch = { (_: LinkPair) in Frame.messages(.init(firstSequence: 0, messages: [ByteBuffer(string: "x"), ByteBuffer(string: "y")])) }
+        for make in [data, { _ in Fixtures.transfer(.done) }, batch] {
             var pair = LinkPair()
             if !connected { pair.decision = nil }
             pair.start()
