@@ -92,7 +92,21 @@ extension SessionMachine {
         guard !members[handle].parked.isEmpty, let link = settledLink(handle, now: now), channelIsOpen(handle) else { return }
         let batching = members[handle].directLink == link && members[handle].directLinkBatches
         while members[handle].channel?.hasRoom == true, let item = members[handle].parked.popFirst() {
-            if batching, let run = batchRun(after: item, of: handle) {
+            guard batching, let head = Self.wholeSmallMessage(item) else {
+                transmit(item, to: handle, on: link, now: now)
+                continue
+            }
+            var run = MessageRun(first: head.sequence, message: head.message, ticket: item.ticket.map { (handle, $0) })
+            // Popped and put back when it does not fit: `parked.first` would copy every item it looks at.
+            while run.messages.count < MessageBatch.countRange.upperBound, let next = members[handle].parked.popFirst() {
+                guard let message = Self.wholeSmallMessage(next), message.sequence == run.nextSequence,
+                      run.bytes + message.message.readableBytes <= Self.batchBytes else {
+                    members[handle].parked.prepend(next)
+                    break
+                }
+                run.append(message.message, ticket: next.ticket.map { (handle, $0) })
+            }
+            if run.messages.count >= MessageBatch.countRange.lowerBound {
                 transmitBatch(run, to: handle, on: link, now: now)
             } else {
                 transmit(item, to: handle, on: link, now: now)
@@ -103,30 +117,33 @@ extension SessionMachine {
     /// Bytes of messages one batch gathers at most: small enough that it never holds a link for long.
     static var batchBytes: Int { 16 * 1024 }
 
-    /// `first` and the parked items right behind it, when they are at least two small whole reliable messages numbered
-    /// in a row (taken out of the parked queue); nil, taking nothing, otherwise.
-    private mutating func batchRun(after first: Parked, of handle: MemberHandle) -> [Parked]? {
-        guard let head = Self.wholeSmallMessage(first), let second = members[handle].parked.first,
-              let next = Self.wholeSmallMessage(second), next.sequence == head.sequence &+ 1 else { return nil }
-        var run = [first]
-        var bytes = head.payload.readableBytes
-        var expected = head.sequence &+ 1
-        while run.count < MessageBatch.countRange.upperBound, let item = members[handle].parked.first,
-              let data = Self.wholeSmallMessage(item), data.sequence == expected,
-              bytes + data.payload.readableBytes <= Self.batchBytes {
-            run.append(members[handle].parked.removeFirst())
-            bytes += data.payload.readableBytes
-            expected &+= 1
+    /// Whole messages numbered in a row, gathered for one `MessageBatch`.
+    struct MessageRun {
+        let first: UInt64
+        private(set) var messages: [ByteBuffer]
+        private(set) var waiting: [(member: MemberHandle, ticket: Ticket)] = []
+        private(set) var bytes: Int
+        var nextSequence: UInt64 { first &+ UInt64(messages.count) }
+
+        init(first: UInt64, message: ByteBuffer, ticket: (MemberHandle, Ticket)?) {
+            self.first = first
+            self.messages = [message]
+            self.bytes = message.readableBytes
+            if let ticket { waiting.append(ticket) }
         }
-        return run.count >= MessageBatch.countRange.lowerBound ? run : nil
+
+        mutating func append(_ message: ByteBuffer, ticket: (MemberHandle, Ticket)?) {
+            messages.append(message)
+            bytes += message.readableBytes
+            if let ticket { waiting.append(ticket) }
+        }
     }
 
-    /// The Data frame of a parked reliable message that is one fragment and small enough to share a batch.
-    private static func wholeSmallMessage(_ item: Parked) -> Frame.DataFrame? {
-        guard case .data(let data) = item.frame, data.mode == .reliable, data.isFinal,
-              let message = item.endsMessage, message.readableBytes == data.payload.readableBytes,
-              message.readableBytes <= batchBytes / 4 else { return nil }
-        return data
+    /// A parked reliable message that is one fragment and small enough to share a batch: its sequence and bytes.
+    private static func wholeSmallMessage(_ item: Parked) -> (sequence: UInt64, message: ByteBuffer)? {
+        guard let message = item.endsMessage, message.readableBytes <= batchBytes / 4, case .data(let data) = item.frame,
+              data.isFinal, data.payload.readableBytes == message.readableBytes else { return nil }
+        return (data.sequence, message)
     }
 
     /// The link the member's channel sends on now. When the first hop changed and the old link is gone, everything
@@ -163,26 +180,14 @@ extension SessionMachine {
         out.append(.write(.routed(routed), on: link, queue: .messages, handOver: item.ticket.map { HandOver(waiting: .one(member: handle, ticket: $0)) }))
     }
 
-    /// Sends a run of whole messages (`batchRun`) as one channel frame; every message is still reported undelivered
-    /// on its own if the frame is never acknowledged.
-    private mutating func transmitBatch(_ run: [Parked], to handle: MemberHandle, on link: Link, now: NIODeadline) {
-        var messages: [ByteBuffer] = []
-        messages.reserveCapacity(run.count)
-        var first: UInt64 = 0
-        for item in run {
-            guard case .data(let data) = item.frame else { continue }
-            if messages.isEmpty { first = data.sequence }
-            messages.append(data.payload)
-        }
-        guard let routed = nextChannelFrame(.messages(MessageBatch(firstSequence: first, messages: messages)), to: handle, on: link, now: now)
-        else { return }
-        var waiting: [(member: MemberHandle, ticket: Ticket)] = []
-        for item in run {
-            if let message = item.endsMessage { members[handle].channel!.noteMessageEnd(message) }
-            if let ticket = item.ticket { waiting.append((handle, ticket)) }
-        }
-        out.append(.write(.routed(routed), on: link, queue: .messages, handOver: waiting.isEmpty ? nil : HandOver(waiting: .several(waiting))))
-        counters.messagesBatched += run.count
+    /// Sends a run of whole messages as one channel frame; every message is still reported undelivered on its own if
+    /// the frame is never acknowledged.
+    private mutating func transmitBatch(_ run: MessageRun, to handle: MemberHandle, on link: Link, now: NIODeadline) {
+        let batch = MessageBatch(firstSequence: run.first, messages: run.messages)
+        guard let routed = nextChannelFrame(.messages(batch), to: handle, on: link, now: now) else { return }
+        for message in run.messages { members[handle].channel!.noteMessageEnd(message) }
+        out.append(.write(.routed(routed), on: link, queue: .messages, handOver: run.waiting.isEmpty ? nil : HandOver(waiting: .several(run.waiting))))
+        counters.messagesBatched += run.messages.count
         counters.batchesSent += 1
     }
 

@@ -266,6 +266,14 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         if mode == .unreliable, message.readableBytes > DatagramChannel.maximumMessageSize {
             throw PeerMeshError(.messageTooLarge, "An unreliable message is at most \(DatagramChannel.maximumMessageSize) bytes; this one is \(message.readableBytes). Send it reliably.")
         }
+        if peers.count == 1, mode == .reliable {
+            // The usual case, without an array of handles.
+            guard let handle = members.recentHandle(peers[0].keyID), canSend(to: handle) else {
+                throw PeerMeshError(.notConnected, "\(peers[0]) is not connected; nothing was sent.")
+            }
+            sendMessage(message, to: handle, mode: mode, ticket: ticket(members[handle].peer), now: now)
+            return flush()
+        }
         var handles: [MemberHandle] = []
         handles.reserveCapacity(peers.count)
         for peer in peers {
