@@ -15,8 +15,10 @@ protocol TransferTransport: AnyObject {
 /// event loop, like the session that owns it; it reaches the session only through `TransferTransport`. Not
 /// `Sendable`: file queues, `Progress` handlers and stream readers call back through `hop`, which runs on the loop.
 final class TransferCenter {
-    /// Payload bytes per chunk frame.
-    static let chunkSize = 64 * 1024
+    /// Payload bytes per chunk frame: the frame with its headers and seal (under 256 bytes) fits one 64 KiB buffer.
+    /// NIO allocates powers of two, so a frame just over 64 KiB took 128 KiB wherever it was held whole (the
+    /// sender's retained copy, the receiver's reassembled frame).
+    static let chunkSize = 64 * 1024 - 256
 
     /// Weak: file I/O completions and resume timers may outlive a session that was dropped.
     private weak var transport: TransferTransport?
