@@ -59,7 +59,8 @@ public struct MeshCounters: Sendable, Equatable {
     public var unreliableIncomplete = 0
     /// Datagram frames we forwarded for other members.
     public var datagramsRelayed = 0
-    /// Reliable messages we sent several to a frame (`MessageBatch`), and the batch frames that carried them.
+    /// Reliable messages we sent several to a frame (`MessageBatch`).
     public var messagesBatched = 0
+    /// The batch frames that carried them.
     public var batchesSent = 0
 }

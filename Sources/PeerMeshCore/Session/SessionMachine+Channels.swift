@@ -19,7 +19,7 @@ extension SessionMachine {
         }
         if members[handle].hasChannel { memberRestarted(handle) }
         members[handle].channel = try? EndToEndChannel(me: me.keyID, ownSessionKey: sessionPrivateKey, peer: keyID, peerSessionKey: key)
-        members[handle].channelCheckedAt = !members[handle].hasChannel ? nil : mesh.recordRevision
+        members[handle].channelCheckedAt = members[handle].hasChannel ? mesh.recordRevision : nil
         // New keys: datagram sequences start again, and paths proven to the predecessor are proven again.
         members[handle].datagrams = members[handle].channel.map(DatagramChannel.init(beside:))
         if members[handle].udpPath.endpoint != nil { members[handle].udpPath.start() }
