@@ -68,19 +68,22 @@ extension BenchRun {
     }
 
     /// One `serve` on loopback and `reps` × `peermesh-bench run ARGS --connect READY --json`, stopping at the first
-    /// run that is not ok. `afterEach` runs after every good repetition.
-    func loopback(_ id: String, timeout: Double = 120, afterEach: (() -> Void)? = nil, _ arguments: [String]) throws -> PMRuns {
+    /// run that is not ok. `afterEach` runs after every good repetition. A `variant` of a scenario (other `serve`
+    /// arguments) keeps logs of its own and names its processes in the peak RSS table.
+    func loopback(_ id: String, variant: (name: String, serve: [String])? = nil, timeout: Double = 120,
+                  afterEach: (() -> Void)? = nil, _ arguments: [String]) throws -> PMRuns {
         var runs = PMRuns()
         guard peermeshPresent else { return runs }
-        let ready = "\(work)/\(id).ready"
+        let files = variant.map { "\(id)-\($0.name)" } ?? id, suffix = variant.map { " (\($0.name))" } ?? ""
+        let ready = "\(work)/\(files).ready"
         let serve: Child
-        switch try startServe("pm-\(id)-serve", ready: ready, ["--encryption", "required"]) {
+        switch try startServe("pm-\(files)-serve", ready: ready, ["--encryption", "required"] + (variant?.serve ?? [])) {
         case .success(let child): serve = child
         case .failure(let failure): runs.status = failure.status; return runs
         }
         runs.serve = serve
         for rep in 1...options.reps {
-            let label = "pm-\(id)-run\(rep)"
+            let label = "pm-\(files)-run\(rep)"
             let run = try runForeground(label, timeout: timeout, in: work,
                                         [options.peermesh, "run"] + arguments + ["--connect", ready, "--json"])
             runs.status = status(label, run.exitCode)
@@ -88,13 +91,13 @@ extension BenchRun {
                 if runs.status == .error { fail(label, "peermesh-bench run \(arguments[0]) failed (rc \(run.exitCode))") }
                 break
             }
-            noteRSS(id, "peermesh-bench run \(arguments[0])", run)
+            noteRSS(id, "peermesh-bench run \(arguments[0])\(suffix)", run)
             runs.runs.append(run)
             runs.outputs.append(Measurement(file: "\(logs)/\(label).out"))
             afterEach?()
         }
         stopBackground(serve)
-        if runs.status != .notYet { noteRSS(id, "peermesh-bench serve", serve) }
+        if runs.status != .notYet { noteRSS(id, "peermesh-bench serve\(suffix)", serve) }
         return runs
     }
 

@@ -97,5 +97,9 @@ private let reportNotes = [
         + "not) ÷ N. Per 1 MiB message: the Routed frame bytes all members wrote for one message to a ring "
         + "neighbour (direct link: 74-byte header per fragment, no tag) and for one to the member opposite "
         + "(N/2 hops: 74-byte header and 16-byte tag per fragment on every hop), minus the message, per hop.",
+    "- RTT is measured twice: with the apps' tasks (the echo server's and the client's) on threads of their own, "
+        + "the default, and with both on their sessions' event loops (`Session.taskExecutor`, which a "
+        + "latency-sensitive app can choose: a round trip then wakes two threads instead of six). The row shows both; "
+        + "`met?` judges the better.",
     "- Only ratios are comparable across machines and runs.",
 ]

@@ -55,6 +55,9 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Exit as soon as the process with this PID is no longer our parent (a runner that died).")
         var parentPid: Int32?
 
+        @Flag(help: "Run the app's task (the one reading events and echoing) on the session's event loop (Session.taskExecutor).")
+        var appOnSessionLoop = false
+
         func run() async throws {
             if let parentPid { BenchProcess.exitWhenOrphaned(from: parentPid) }
             // Installed before the ready file exists: a runner signals only after reading it.
@@ -78,7 +81,10 @@ struct BenchCommand: AsyncParsableCommand {
                     }
                 }
             }
-            let serving = Task { await Self.serve(session, report: report) }
+            let report = self.report
+            let serving = appOnSessionLoop
+                ? Task(executorPreference: session.taskExecutor) { await Self.serve(session, report: report) }
+                : Task { await Self.serve(session, report: report) }
             var data = try await session.connectionData()
             if hosts.count > 1 {
                 let port = data.endpoints[0].port
@@ -209,6 +215,9 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Print JSON (the only format; kept for the harness's command line).")
         var json = false
 
+        @Flag(help: "rtt: send and read events in a task on the session's event loop (Session.taskExecutor).")
+        var appOnSessionLoop = false
+
         func run() async throws {
             if scenario == "discovery" {
                 try await discovery()
@@ -309,6 +318,11 @@ struct BenchCommand: AsyncParsableCommand {
 
         private func roundTrips(to data: ConnectionData, identity: Identity) async throws -> [String: Double] {
             let client = try session(identity)
+            guard appOnSessionLoop else { return try await roundTrips(client, to: data) }
+            return try await withTaskExecutorPreference(client.taskExecutor) { try await roundTrips(client, to: data) }
+        }
+
+        private func roundTrips(_ client: Session, to data: ConnectionData) async throws -> [String: Double] {
             let peer = try await client.connect(using: data)
             var events = client.events.makeAsyncIterator()
             var message = Data(count: max(1, messageSize))
