@@ -31,7 +31,7 @@ public final class Session: Sendable {
 
     /// Runs tasks on this session's event loop. A task that prefers it (`Task(executorPreference:)`,
     /// `withTaskExecutorPreference`) takes its events and hands over its sends without a thread hop each way: a
-    /// request and its reply wake two threads instead of six, which is most of a round trip on a loopback or a LAN.
+    /// request and its reply wake two threads instead of six (on loopback here, 15–20 % off a round trip).
     /// Such a task must never block (no sleeping, no waiting on a lock or a semaphore, no blocking file I/O): while it
     /// runs, the session moves no bytes.
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
