@@ -64,6 +64,28 @@ struct FrameCodecTests {
         #expect(read.payload.storageCapacity >= Frame.routed(routed).wireSize)
     }
 
+    /// A batch holds 2 to 1,024 messages: the bounds decode, one past either side is a violation.
+    @Test(arguments: [(1, false), (2, true), (1024, true), (1025, false)])
+    func batchMessageCounts(count: Int, valid: Bool) throws {
+        let batch = MessageBatch(firstSequence: 5, messages: (0..<count).map { ByteBuffer(bytes: [UInt8(truncatingIfNeeded: $0)]) })
+        var buffer = Fixtures.buffer([.messages(batch)])
+        if valid {
+            #expect(try Frame.read(from: &buffer, limits: limits) == .messages(batch))
+        } else {
+            #expect(throws: PeerMeshError.self) { try Frame.read(from: &buffer, limits: limits) }
+        }
+    }
+
+    @Test func aLargeFramesLengthAloneAllocatesNothingForIt() throws {
+        var reader = FrameReader(limits: limits)
+        var start = ByteBuffer()
+        start.writeInteger(UInt32(limits.maximumFrameSize))
+        start.writeInteger(Frame.Kind.routed.rawValue)
+        reader.append(start)
+        #expect(try reader.next() == nil)
+        #expect(reader.heldCapacity < 1024, "held \(reader.heldCapacity) bytes for a frame of which 5 arrived")
+    }
+
     @Test func aMalformedFrameAfterAPartialOneThrows() throws {
         var whole = Fixtures.buffer([.heartbeat])
         whole.writeInteger(UInt32(0))

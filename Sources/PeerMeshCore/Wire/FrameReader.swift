@@ -41,8 +41,11 @@ public struct FrameReader: Sendable {
             return try Frame.read(from: &started.bytes, limits: limits)
         }
         if let frame = try Frame.read(from: &current, limits: limits) { return frame }
-        // `Frame.read` checked the length against the limit before it asked for more bytes.
-        if let length = current.getInteger(at: current.readerIndex, as: UInt32.self) {
+        // `Frame.read` checked the length against the limit before it asked for more bytes. A frame's whole storage
+        // is allocated for the usual sizes, or once half of it is here: a length alone never makes us hold up to
+        // `maximumFrameSize` for a peer that sent four bytes.
+        if let length = current.getInteger(at: current.readerIndex, as: UInt32.self),
+           4 + Int(length) <= Self.allocatedAtOnce || 2 * current.readableBytes >= 4 + Int(length) {
             var started = ByteBufferAllocator().buffer(capacity: 4 + Int(length))
             started.writeBuffer(&current)
             partial = (started, 4 + Int(length))
@@ -50,4 +53,11 @@ public struct FrameReader: Sendable {
         }
         return nil
     }
+
+    /// Frames up to this size get their whole storage as soon as their length is known: message fragments and
+    /// transfer chunks (60 and 64 KiB less 256 B of payload) with their headers.
+    static let allocatedAtOnce = 64 * 1024
+
+    /// Bytes of storage held for frames not finished yet.
+    public var heldCapacity: Int { partial?.bytes.capacity ?? (current.readableBytes > 0 ? current.capacity : 0) }
 }
