@@ -109,20 +109,10 @@ extension SessionMachine {
         switch inner {
         case .data(let data) where data.source == source && data.destination == me.keyID:
             accept(routed, from: handle, now: now)
-            do {
-                if let message = try members[handle].reassembler!.add(data) { out.append(.event(.received(message, from: peer))) }
-            } catch {
-                counters.droppedForgeries += 1
-            }
+            reassemble(CollectionOfOne(data), from: handle, peer: peer)
         case .messages(let batch):
             accept(routed, from: handle, now: now)
-            do {
-                for data in batch.dataFrames(source: source, destination: me.keyID) {
-                    if let message = try members[handle].reassembler!.add(data) { out.append(.event(.received(message, from: peer))) }
-                }
-            } catch {
-                counters.droppedForgeries += 1
-            }
+            reassemble(batch.dataFrames(source: source, destination: me.keyID), from: handle, peer: peer)
         case .transfer(let transfer) where transfer.source == source && transfer.destination == me.keyID:
             accept(routed, from: handle, now: now)
             out.append(.event(.transfer(transfer, from: peer)))
@@ -131,6 +121,20 @@ extension SessionMachine {
             receivedPairing(pairing, from: handle, now: now)
         default:
             accept(routed, from: handle, now: now)
+            counters.droppedForgeries += 1
+        }
+    }
+}
+
+extension SessionMachine {
+    /// Hands the member's Data frames to its reassembler, in order, and the app every message they complete; a frame
+    /// out of order or over the size bound drops itself and the rest, counted as forged.
+    private mutating func reassemble(_ frames: some Sequence<Frame.DataFrame>, from handle: MemberHandle, peer: PeerID) {
+        do {
+            for data in frames {
+                if let message = try members[handle].reassembler!.add(data) { out.append(.event(.received(message, from: peer))) }
+            }
+        } catch {
             counters.droppedForgeries += 1
         }
     }

@@ -268,20 +268,13 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         }
         if peers.count == 1, mode == .reliable {
             // The usual case, without an array of handles.
-            guard let handle = members.recentHandle(peers[0].keyID), canSend(to: handle) else {
-                throw PeerMeshError(.notConnected, "\(peers[0]) is not connected; nothing was sent.")
-            }
+            let handle = try sendableHandle(peers[0])
             sendMessage(message, to: handle, mode: mode, ticket: ticket(members[handle].peer), now: now)
             return flush()
         }
         var handles: [MemberHandle] = []
         handles.reserveCapacity(peers.count)
-        for peer in peers {
-            guard let handle = members.recentHandle(peer.keyID), canSend(to: handle) else {
-                throw PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent.")
-            }
-            handles.append(handle)
-        }
+        for peer in peers { handles.append(try sendableHandle(peer)) }
         if mode == .unreliable {
             for handle in handles { sendUnreliable(message, to: handle, ticket: ticket(members[handle].peer), now: now) }
             return flush()
@@ -289,6 +282,14 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         let unicast = handles.count > 1 ? sendMulticast(message, to: handles, mode: mode, now: now, ticket: ticket) : handles
         for handle in unicast { sendMessage(message, to: handle, mode: mode, ticket: ticket(members[handle].peer), now: now) }
         return flush()
+    }
+
+    /// `peer`'s handle when we can send to it now; throws `notConnected` otherwise.
+    private mutating func sendableHandle(_ peer: PeerID) throws(PeerMeshError) -> MemberHandle {
+        guard let handle = members.recentHandle(peer.keyID), canSend(to: handle) else {
+            throw PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent.")
+        }
+        return handle
     }
 
     /// Sends a transfer or control frame on `peer`'s channel, on `queue`.

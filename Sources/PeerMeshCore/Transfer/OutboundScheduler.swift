@@ -86,6 +86,16 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
         }
     }
 
+    /// `queue`'s lane to read (nil for a transfer queue with nothing waiting).
+    @inlinable func lane(_ queue: Queue) -> Lane? {
+        switch queue {
+        case .control: control
+        case .messages: messages
+        case .datagrams: datagrams
+        case .transfer: transfers[queue]
+        }
+    }
+
     /// Frees an emptied lane's storage.
     @inlinable mutating func release(_ queue: Queue) {
         if case .transfer = queue { transfers[queue] = nil } else { withLane(queue) { $0 = Lane() } }
@@ -111,7 +121,7 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
             itemCount -= 1
             let next = control.pop()
             byteCount -= next.size
-            if control.isEmpty { control = Lane() }
+            if control.isEmpty { release(.control) }
             return next.item
         }
         let quantum = self.quantum
@@ -146,18 +156,11 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
     }
 
     /// Bytes waiting in `queue`.
-    public func queuedBytes(in queue: Queue) -> Int {
-        switch queue {
-        case .control: control.bytes
-        case .messages: messages.bytes
-        case .datagrams: datagrams.bytes
-        case .transfer: transfers[queue]?.bytes ?? 0
-        }
-    }
+    public func queuedBytes(in queue: Queue) -> Int { lane(queue)?.bytes ?? 0 }
 
     /// Removes the oldest item waiting in `queue` (a datagram that would otherwise queue behind a full link).
     public mutating func dropOldest(in queue: Queue) -> Item? {
-        guard queue != .control, queuedItems(in: queue) > 0 else { return nil }
+        guard queue != .control, lane(queue)?.isEmpty == false else { return nil }
         let (dropped, emptied) = withLane(queue) { lane in (lane.pop(), lane.isEmpty) }
         itemCount -= 1
         byteCount -= dropped.size
@@ -169,19 +172,10 @@ public struct OutboundScheduler<Item>: Sendable where Item: Sendable {
         return dropped.item
     }
 
-    private func queuedItems(in queue: Queue) -> Int {
-        switch queue {
-        case .control: control.items.count - control.head
-        case .messages: messages.items.count - messages.head
-        case .datagrams: datagrams.items.count - datagrams.head
-        case .transfer: transfers[queue].map { $0.items.count - $0.head } ?? 0
-        }
-    }
-
     /// Removes and returns everything waiting in `queue` (a cancelled transfer's chunks).
     public mutating func removeAll(in queue: Queue) -> [Item] {
-        guard queuedItems(in: queue) > 0 else { return [] }
-        let items = withLane(queue) { lane in lane.items[lane.head...].map { $0 } }
+        guard let waiting = lane(queue), !waiting.isEmpty else { return [] }
+        let items = waiting.items[waiting.head...]
         release(queue)
         if queue != .control {
             if active.first == queue { headTurnStarted = false }

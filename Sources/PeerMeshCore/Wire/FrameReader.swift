@@ -59,5 +59,5 @@ public struct FrameReader: Sendable {
     static let allocatedAtOnce = 64 * 1024
 
     /// Bytes of storage held for frames not finished yet.
-    public var heldCapacity: Int { partial?.bytes.capacity ?? (current.readableBytes > 0 ? current.capacity : 0) }
+    var heldCapacity: Int { partial?.bytes.capacity ?? (current.readableBytes > 0 ? current.capacity : 0) }
 }
