@@ -1,3 +1,4 @@
+import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import PeerMeshCore
@@ -10,14 +11,14 @@ import PeerMeshCore
 /// is above `limit`. Unreliable messages never wait and hold no credit: they have a budget of their own here, and
 /// when it is exceeded the oldest of them not taken yet are dropped (`droppedUnreliable`).
 final class Outbox: Sendable {
-    /// One accepted message.
+    /// One accepted message, as the app's `Data` (the loop copies it into a buffer: see `SessionCore.drainOutbox`).
     struct Entry: Sendable {
-        let message: ByteBuffer
+        let message: Data
         let peers: [PeerID]
         let mode: Frame.Mode
         /// What the message counts against the credit: its bytes plus a fixed cost, so a flood of empty messages is
         /// bounded too.
-        var cost: Int { message.readableBytes + Outbox.entryOverhead }
+        var cost: Int { message.count + Outbox.entryOverhead }
     }
 
     /// What `append` decided.

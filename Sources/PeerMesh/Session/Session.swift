@@ -161,7 +161,7 @@ public final class Session: Sendable {
         let core = self.core
         guard !core.outbox.isClosed else { throw SessionCore.closedError }
         guard !peers.isEmpty else { return }
-        let entry = Outbox.Entry(message: ByteBuffer(data: data), peers: peers, mode: mode.frameMode)
+        let entry = Outbox.Entry(message: data, peers: peers, mode: mode.frameMode)
         if roster.withLockedValue({ members in peers.allSatisfy(members.contains) }) {
             switch core.outbox.append(entry) {
             case .closed: throw SessionCore.closedError

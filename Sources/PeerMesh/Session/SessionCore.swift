@@ -104,9 +104,13 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         let entries = outbox.takeAll()
         guard !entries.isEmpty else { return }
         let now = NIODeadline.now()
-        var undelivered: [(peer: PeerID, messages: [ByteBuffer])] = []
+        var undelivered: [(peer: PeerID, messages: [Data])] = []
         for entry in entries {
-            var handed = hand(entry, to: entry.peers, now: now)
+            // Copied here, not in `send`: the buffer is freed on this thread once acknowledged, and one allocated on
+            // the app's thread and freed on this one made glibc return its pages each time (a 1 MiB message stream
+            // ran at 15 instead of 22 Gbit/s, and 64 B messages at 0.69 instead of 0.85 M/s).
+            let message = ByteBuffer(data: entry.message)
+            var handed = hand(entry, message, to: entry.peers, now: now)
             if !handed, !isClosed {
                 // A peer left since `send` checked: the others still get the message.
                 let reachable = entry.peers.filter(machine.canSend(to:))
@@ -117,14 +121,14 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                         undelivered.append((peer, [entry.message]))
                     }
                 }
-                handed = hand(entry, to: reachable, now: now)
+                handed = hand(entry, message, to: reachable, now: now)
             }
             // Nothing handed to a connection holds the message's credit (an unreliable one never held any).
             if !handed, entry.mode == .reliable { outbox.released(entry.cost) }
         }
         for (peer, messages) in undelivered {
             let reason = PeerMeshError(.notConnected, "\(peer) left before these messages could be sent.")
-            emit(.undelivered(messages.map { Data($0.readableBytesView) }, to: peer, reason: reason))
+            emit(.undelivered(messages, to: peer, reason: reason))
         }
     }
 
@@ -139,15 +143,15 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         drainOutbox()
     }
 
-    /// Gives `entry` to the machine for `peers`; false when one of them cannot be reached (nothing was sent), when
+    /// Gives `entry` (its bytes as `message`) to the machine for `peers`; false when one of them cannot be reached (nothing was sent), when
     /// `peers` is empty, or when we left. A reliable message's credit returns once every connection took its copy
     /// (or could not): its tickets carry it (`SendTicket.credit`), and the last one to complete returns it.
-    private func hand(_ entry: Outbox.Entry, to peers: [PeerID], now: NIODeadline) -> Bool {
+    private func hand(_ entry: Outbox.Entry, _ message: ByteBuffer, to peers: [PeerID], now: NIODeadline) -> Bool {
         guard !isClosed, !peers.isEmpty else { return false }
         let cost = entry.mode == .reliable ? entry.cost : 0
         // Every ticket is made during `send`, and none completes before its directives are performed below.
         let shared = peers.count > 1 ? SharedCredit(cost: cost, shares: peers.count) : nil
-        guard let directives = try? machine.send(entry.message, to: peers, mode: entry.mode, now: now, ticket: { _ in
+        guard let directives = try? machine.send(message, to: peers, mode: entry.mode, now: now, ticket: { _ in
             shared.map(SendTicket.share) ?? .credit(cost)
         }) else { return false }
         perform(directives)
