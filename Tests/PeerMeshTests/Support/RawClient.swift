@@ -17,10 +17,23 @@ enum RawClient {
         func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
     }
 
-    /// Connects to 127.0.0.1:`port`, writes `chunks` (optionally through TLS), and returns the bytes received by the
-    /// time the peer closed, or nil if it did not close within `timeout`. With `closeAfterWriting` we hang up first.
-    static func exchange(port: Int, chunks: [[UInt8]], tls: Bool = false, closeAfterWriting: Bool = false,
-                         timeout: TimeAmount = .seconds(10)) async throws -> [UInt8]? {
+    /// An open connection, and what it received by the time the other side closed it.
+    struct Connection {
+        let channel: Channel
+        let closed: EventLoopFuture<[UInt8]>
+
+        /// The bytes received by the time the peer closed, or nil if it did not close within `timeout`.
+        func closed(within timeout: TimeAmount) async -> [UInt8]? {
+            let promise = channel.eventLoop.makePromise(of: [UInt8].self)
+            closed.cascade(to: promise)
+            let timer = channel.eventLoop.scheduleTask(in: timeout) { promise.fail(ChannelError.connectTimeout(timeout)) }
+            defer { timer.cancel() }
+            return try? await promise.futureResult.get()
+        }
+    }
+
+    /// Connects to 127.0.0.1:`port`, through TLS when `tls`.
+    static func connect(port: Int, tls: Bool = false) async throws -> Connection {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
         let closed = loop.makePromise(of: [UInt8].self)
         let channel = try await ClientBootstrap(group: loop)
@@ -36,14 +49,20 @@ enum RawClient {
                 }
             }
             .connect(host: "127.0.0.1", port: port).get()
+        return Connection(channel: channel, closed: closed.futureResult)
+    }
+
+    /// Connects to 127.0.0.1:`port`, writes `chunks` (optionally through TLS), and returns the bytes received by the
+    /// time the peer closed, or nil if it did not close within `timeout`. With `closeAfterWriting` we hang up first.
+    static func exchange(port: Int, chunks: [[UInt8]], tls: Bool = false, closeAfterWriting: Bool = false,
+                         timeout: TimeAmount = .seconds(10)) async throws -> [UInt8]? {
+        let connection = try await connect(port: port, tls: tls)
         for chunk in chunks {
-            try await channel.writeAndFlush(ByteBuffer(bytes: chunk)).get()
+            try await connection.channel.writeAndFlush(ByteBuffer(bytes: chunk)).get()
         }
-        if closeAfterWriting { try? await channel.close().get() }
-        let timer = loop.scheduleTask(in: timeout) { closed.fail(ChannelError.connectTimeout(timeout)) }
-        defer { timer.cancel() }
-        let result = try? await closed.futureResult.get()
-        if result == nil { try? await channel.close().get() }
+        if closeAfterWriting { try? await connection.channel.close().get() }
+        let result = await connection.closed(within: timeout)
+        if result == nil { try? await connection.channel.close().get() }
         return result
     }
 
