@@ -175,6 +175,19 @@ struct EndToEndTests {
         #expect(delivered == [2, 3])
     }
 
+    @Test func aDirectFrameWithItsTailApartOpensWholeAndIsSealedWholeForARelay() throws {
+        var pair = try Pair()
+        let head = ByteBuffer(bytes: [1, 2, 3]), tail = ByteBuffer(bytes: Array(repeating: 7, count: 10_000))
+        let whole = ByteBuffer(bytes: [1, 2, 3] + Array(repeating: 7, count: 10_000))
+        let direct = pair.alice.wrapDirect(head, tail: tail)
+        #expect(direct.payload == head && direct.payloadTail == tail, "the tail is not copied behind the head")
+        #expect(pair.carol.verify(direct, requireEncryption: true, arrivedFromPeer: true) == whole)
+        // The link was cut before it arrived: through a relay it goes sealed, in one piece.
+        let relayed = pair.alice.unacknowledged(direct: false, hopLimit: 9, encrypt: true)
+        #expect(relayed.count == 1 && relayed[0].payloadTail == nil)
+        #expect(pair.carol.open(relayed[0], requireEncryption: true) == whole)
+    }
+
     @Test func theSenderStopsAtTheRetentionBoundAndReportsMessagesNeverAcknowledged() throws {
         var pair = try Pair()
         for index in 0..<EndToEndChannel.maximumRetained {

@@ -120,6 +120,45 @@ struct FrameCodecTests {
         #expect(split.readableBytes == Frame.routed(routed).wireSize)
     }
 
+    @Test(arguments: [0, 1, 70_000])
+    func aRoutedFrameWithItsPayloadsTailApartEncodesAsTheJoinedFrame(tailBytes: Int) throws {
+        let head = Fixtures.random(100), tail = Fixtures.random(tailBytes)
+        let split = RoutedFrame(source: Fixtures.bytes(32), destination: Fixtures.bytes(32, 0x5a), hopLimit: 1, flags: 4, sequence: 9,
+                                payload: ByteBuffer(bytes: head), payloadTail: ByteBuffer(bytes: tail))
+        var joined = split
+        joined.payload = ByteBuffer(bytes: head + tail)
+        joined.payloadTail = nil
+        #expect(split.joinedPayload == joined.payload)
+        #expect(Fixtures.buffer([.routed(split)]) == Fixtures.buffer([.routed(joined)]))
+        #expect(Frame.routed(split).wireSize == Frame.routed(joined).wireSize)
+        var written = ByteBuffer()
+        split.writeHead(into: &written)
+        written.writeImmutableBuffer(split.payload)
+        written.writeImmutableBuffer(split.payloadTail!)
+        #expect(written == Fixtures.buffer([.routed(joined)]))
+        #expect(try Frame.read(from: &written, limits: .default) == .routed(joined), "what is read has the payload in one piece")
+    }
+
+    @Test(arguments: Fixtures.sampleFrames + [
+        .data(.init(source: Fixtures.bytes(32), destination: Fixtures.bytes(32, 1), mode: .reliable, flags: 0, sequence: 3,
+                    payload: ByteBuffer(bytes: Fixtures.random(9_000)))),
+        .transfer(.init(source: Fixtures.bytes(32), destination: Fixtures.bytes(32, 1), transferID: 4,
+                        body: .chunk(offset: 5, payload: ByteBuffer(bytes: Fixtures.random(8_192))))),
+    ])
+    func aFrameWrittenWithItsTailApartIsTheFrame(frame: Frame) throws {
+        var head = ByteBuffer(bytes: [0xee])
+        let tail = frame.writeSplittingTail(into: &head, minimumTail: 8_192)
+        #expect(head.readInteger(as: UInt8.self) == 0xee, "appended after what the buffer held")
+        switch frame {
+        case .data(let data) where data.payload.readableBytes >= 8_192: #expect(tail == data.payload)
+        case .transfer(let transfer):
+            if case .chunk(_, let payload) = transfer.body, payload.readableBytes >= 8_192 { #expect(tail == payload) } else { fallthrough }
+        default: #expect(tail == nil, "small payloads and other frames are written whole")
+        }
+        if var tail { head.writeBuffer(&tail) }
+        #expect(head == Fixtures.buffer([frame]))
+    }
+
     // MARK: The frame length field at 0, max−1, max, max+1, 2³²−1
 
     private func frame(length: UInt32, bodyBytes: Int? = nil) -> ByteBuffer {

@@ -57,9 +57,6 @@ final class LinkHandler: ChannelInboundHandler {
     private var drainScheduled = false
     /// Frames are gathered into buffers of about this size before each is written.
     private static let batchSize = 64 * 1024
-    /// A routed frame with at least this many payload bytes is not copied into a batch: its payload is written as
-    /// the buffer it is (a 1 MiB message's fragments were copied once more here than anywhere else on the sender).
-    private static let ownWriteSize = 8 * 1024
     /// A drain flushes after about this many bytes, so that the channel's writability sees them (see `drainPendingSends`).
     private static let flushSize = 256 * 1024
     /// Whether `drainPendingSends` is running: a flush inside it may report a writability change, which must not
@@ -231,14 +228,18 @@ final class LinkHandler: ChannelInboundHandler {
             wrote = true
             let frame = frameHook?(next.frame) ?? next.frame
             if let handOver = next.handOver { written.append(handOver) }
-            if case .routed(let routed) = frame, routed.payload.readableBytes >= Self.ownWriteSize {
-                // Its head ends the batch, and its payload goes as it is: TLS copies it once anyway.
-                if batch == nil { batch = context.channel.allocator.buffer(capacity: 5 + RoutedFrame.headerSize) }
+            // A routed frame with a large payload (or a tail kept apart) is not copied into a batch: its head ends the
+            // batch, and the large part goes as the buffer it is (a 1 MiB message's fragments were copied once more
+            // here than anywhere else on the sender).
+            if case .routed(let routed) = frame, routed.payloadSize >= RoutedFrame.ownWriteSize {
+                let large = routed.payloadTail ?? routed.payload
+                if batch == nil { batch = context.channel.allocator.buffer(capacity: 5 + RoutedFrame.headerSize + routed.payloadSize - large.readableBytes) }
                 routed.writeHead(into: &batch!)
+                if routed.payloadTail != nil { batch!.writeImmutableBuffer(routed.payload) }
                 delegate?.link(self, wroteMesh: frame, bytes: frame.wireSize)
-                unflushed += batch!.readableBytes + routed.payload.readableBytes
+                unflushed += batch!.readableBytes + large.readableBytes
                 context.write(wrapOutboundOut(batch.take()!), promise: nil)
-                context.write(wrapOutboundOut(routed.payload), promise: nil)
+                context.write(wrapOutboundOut(large), promise: nil)
             } else {
                 if batch == nil {
                     batch = context.channel.allocator.buffer(capacity: max(frame.wireSize, min(scheduler.queuedBytes + frame.wireSize, Self.batchSize)))

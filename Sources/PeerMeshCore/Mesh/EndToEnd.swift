@@ -53,8 +53,11 @@ public struct EndToEndChannel: Sendable {
     private struct Retained: Sendable {
         var sequence: UInt64
         var inner: ByteBuffer
+        /// The inner frame's last bytes, when kept apart (`RoutedFrame.payloadTail`).
+        var innerTail: ByteBuffer? = nil
         var sealed: RoutedFrame?
         var resync = false
+        var size: Int { inner.readableBytes + (innerTail?.readableBytes ?? 0) }
     }
     /// Sender side: frames not yet acknowledged, in sequence order (re-sent after a path change, so the
     /// receiver's replay window turns every copy after the first into a drop: exactly once).
@@ -111,9 +114,10 @@ public struct EndToEndChannel: Sendable {
         return sealRetained(at: retained.count - 1, hopLimit: hopLimit, encrypt: encrypt)
     }
 
-    /// Wraps an encoded inner frame for the peer, to send on our own link to it (`directFlag`: no seal).
-    public mutating func wrapDirect(_ inner: ByteBuffer) -> RoutedFrame {
-        reserve(inner)
+    /// Wraps an encoded inner frame for the peer, to send on our own link to it (`directFlag`: no seal); the inner
+    /// frame may end in a `tail` kept apart (`Frame.writeSplittingTail`), which the frame carries as it is.
+    public mutating func wrapDirect(_ inner: ByteBuffer, tail: ByteBuffer? = nil) -> RoutedFrame {
+        reserve(inner, tail: tail)
         return directFrame(retained[retained.count - 1])
     }
 
@@ -165,15 +169,15 @@ public struct EndToEndChannel: Sendable {
 
     private func directFrame(_ entry: Retained) -> RoutedFrame {
         RoutedFrame(source: me, destination: peer, hopLimit: 1, flags: Self.directFlag | (entry.resync ? Self.resyncFlag : 0),
-                    sequence: entry.sequence, payload: entry.inner)
+                    sequence: entry.sequence, payload: entry.inner, payloadTail: entry.innerTail)
     }
 
     @discardableResult
-    private mutating func reserve(_ inner: ByteBuffer) -> UInt64 {
+    private mutating func reserve(_ inner: ByteBuffer, tail: ByteBuffer? = nil) -> UInt64 {
         let sequence = nextSequence
         nextSequence &+= 1
-        retained.append(Retained(sequence: sequence, inner: inner, sealed: nil, resync: sequence == resyncSequence))
-        retainedBytes += inner.readableBytes
+        retained.append(Retained(sequence: sequence, inner: inner, innerTail: tail, sealed: nil, resync: sequence == resyncSequence))
+        retainedBytes += retained[retained.count - 1].size
         return sequence
     }
 
@@ -182,7 +186,8 @@ public struct EndToEndChannel: Sendable {
         let sequence = retained[index].sequence
         let flags = (encrypt ? Self.encryptedFlag : 0) | (retained[index].resync ? Self.resyncFlag : 0)
         // The nonce is unique per key because the sequence never repeats for one channel and is sealed once.
-        let payload = PayloadSeal.seal(retained[index].inner, key: sendKey, nonce: Self.nonce(sequence),
+        // A frame first sent on our own link with its tail apart, now going through relays: sealed in one piece.
+        let payload = PayloadSeal.seal(ByteBuffer(joining: retained[index].inner, retained[index].innerTail), key: sendKey, nonce: Self.nonce(sequence),
                                        associatedData: Self.associatedData(source: me, destination: peer, flags: flags, sequence: sequence),
                                        encrypt: encrypt)
         let routed = RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload)
@@ -221,7 +226,7 @@ public struct EndToEndChannel: Sendable {
         lastAckSequenceSeen = frame.sequence
         acknowledged = max(acknowledged, value)
         while retainedHead < retained.count, retained[retainedHead].sequence <= acknowledged {
-            retainedBytes -= retained[retainedHead].inner.readableBytes
+            retainedBytes -= retained[retainedHead].size
             retained[retainedHead] = Retained(sequence: 0, inner: ByteBuffer(), sealed: nil)
             retainedHead += 1
         }
@@ -253,7 +258,7 @@ public struct EndToEndChannel: Sendable {
     /// unacknowledged so the sender sends it again (a reliable message that arrived ahead of a lost one).
     public func verify(_ frame: RoutedFrame, requireEncryption: Bool, arrivedFromPeer: Bool = false) -> ByteBuffer? {
         guard frame.source == peer, frame.destination == me, window.isFresh(frame.sequence) else { return nil }
-        if frame.isDirect { return arrivedFromPeer ? frame.payload : nil }
+        if frame.isDirect { return arrivedFromPeer ? frame.joinedPayload : nil }
         guard frame.flags & ~(Self.encryptedFlag | Self.resyncFlag) == 0, frame.payload.readableBytes >= Self.tagSize else { return nil }
         let encrypted = frame.flags & Self.encryptedFlag != 0
         if requireEncryption, !encrypted { return nil }
@@ -271,7 +276,7 @@ public struct EndToEndChannel: Sendable {
         if window.highest > ReplayWindow.size { contiguous = max(contiguous, window.highest - ReplayWindow.size) }
         while window.hasSeen(contiguous + 1) { contiguous += 1 }
         acceptedSinceAck += 1
-        acceptedBytesSinceAck += frame.payload.readableBytes
+        acceptedBytesSinceAck += frame.payloadSize
     }
 
     /// Whether what was accepted since the last acknowledgement fills a quarter of the sender's window (frames or

@@ -103,14 +103,40 @@ public struct RoutedFrame: Hashable, Sendable {
     public var sequence: UInt64
     /// The sealed inner frame (`EndToEndChannel`): ciphertext or plaintext, then a 16-byte tag.
     public var payload: ByteBuffer
+    /// Sender side only: bytes that follow `payload` on the wire, kept in a buffer of their own. An unsealed frame
+    /// on our own link is its inner frame's head here and the message fragment or file chunk it carries there, so
+    /// the fragment reaches TLS without first being copied behind that head. Nil in every frame read from the wire.
+    public var payloadTail: ByteBuffer?
 
     /// Creates a routed frame.
-    public init(source: [UInt8], destination: [UInt8], hopLimit: UInt8, flags: UInt8 = 0, sequence: UInt64 = 0, payload: ByteBuffer) {
+    public init(source: [UInt8], destination: [UInt8], hopLimit: UInt8, flags: UInt8 = 0, sequence: UInt64 = 0, payload: ByteBuffer,
+                payloadTail: ByteBuffer? = nil) {
         self.source = source
         self.destination = destination
         self.hopLimit = hopLimit
         self.flags = flags
         self.sequence = sequence
         self.payload = payload
+        self.payloadTail = payloadTail
+    }
+
+    /// Bytes of the payload on the wire, `payloadTail` included.
+    public var payloadSize: Int { payload.readableBytes + (payloadTail?.readableBytes ?? 0) }
+
+    /// The payload in one buffer: `payload` itself unless a tail was kept apart, which this copies behind it.
+    public var joinedPayload: ByteBuffer { ByteBuffer(joining: payload, payloadTail) }
+}
+
+extension ByteBuffer {
+    /// `head` itself when there is no `tail`, else both copied into one buffer.
+    init(joining head: ByteBuffer, _ tail: ByteBuffer?) {
+        guard let tail else {
+            self = head
+            return
+        }
+        self = ByteBuffer()
+        reserveCapacity(head.readableBytes + tail.readableBytes)
+        writeImmutableBuffer(head)
+        writeImmutableBuffer(tail)
     }
 }

@@ -199,12 +199,18 @@ extension SessionMachine {
     private mutating func nextChannelFrame(_ frame: Frame, to handle: MemberHandle, on link: Link, now: NIODeadline) -> RoutedFrame? {
         guard members[handle].hasChannel else { return nil }
         var inner = ByteBuffer()
-        inner.reserveCapacity(frame.wireSize)
-        frame.write(into: &inner)
         // In place (`channel!.`): a copy taken out and stored back would copy every retained frame each time.
-        let routed = members[handle].directLink == link
-            ? members[handle].channel!.wrapDirect(inner)
-            : members[handle].channel!.seal(inner, hopLimit: settings.maximumHops, encrypt: settings.encryption != .none)
+        let routed: RoutedFrame
+        if members[handle].directLink == link {
+            // A large fragment or chunk stays in its own buffer behind the inner frame's head: not copied here.
+            inner.reserveCapacity(min(frame.wireSize, 256))
+            let tail = frame.writeSplittingTail(into: &inner, minimumTail: RoutedFrame.ownWriteSize)
+            routed = members[handle].channel!.wrapDirect(inner, tail: tail)
+        } else {
+            inner.reserveCapacity(frame.wireSize)
+            frame.write(into: &inner)
+            routed = members[handle].channel!.seal(inner, hopLimit: settings.maximumHops, encrypt: settings.encryption != .none)
+        }
         if members[handle].channel?.inFlight == 1 { members[handle].ackProgress = now }
         startRetransmissionTimer(now: now)
         return routed

@@ -5,7 +5,7 @@ extension Frame {
     public var wireSize: Int {
         switch self {
         case .data(let data): 5 + FrameLimits.dataHeaderSize + data.payload.readableBytes
-        case .routed(let routed): 5 + RoutedFrame.headerSize + routed.payload.readableBytes
+        case .routed(let routed): 5 + RoutedFrame.headerSize + routed.payloadSize
         case .multicast(let multicast): 5 + multicast.bodySize
         case .datagram(let datagram): 5 + datagram.size
         case .messages(let batch): 5 + batch.bodySize

@@ -60,8 +60,8 @@ extension Frame {
             buffer.writeBytes(record.signature)
         case .routed(let routed):
             routed.writeHeader(into: &buffer)
-            var payload = routed.payload
-            buffer.writeBuffer(&payload)
+            buffer.writeImmutableBuffer(routed.payload)
+            if let tail = routed.payloadTail { buffer.writeImmutableBuffer(tail) }
         case .multicast(let multicast):
             multicast.writeBody(into: &buffer)
         case .pairing(let pairing):
@@ -245,11 +245,42 @@ extension ByteBuffer {
     }
 }
 
+extension Frame {
+    /// Appends this frame as `write(into:)` does, except for the payload that ends a Data frame or a transfer chunk
+    /// when it has at least `minimumTail` bytes: that payload is returned instead (the length prefix counts it), for
+    /// the caller to send as a buffer of its own. Nil, with the whole frame appended, for every other frame.
+    public func writeSplittingTail(into buffer: inout ByteBuffer, minimumTail: Int) -> ByteBuffer? {
+        let head: Frame, tail: ByteBuffer
+        switch self {
+        case .data(var data) where data.payload.readableBytes >= minimumTail:
+            tail = data.payload
+            data.payload = ByteBuffer()
+            head = .data(data)
+        case .transfer(var transfer):
+            guard case .chunk(let offset, let payload) = transfer.body, payload.readableBytes >= minimumTail else { fallthrough }
+            tail = payload
+            transfer.body = .chunk(offset: offset, payload: ByteBuffer())
+            head = .transfer(transfer)
+        default:
+            write(into: &buffer)
+            return nil
+        }
+        let lengthIndex = buffer.writerIndex
+        head.write(into: &buffer)
+        buffer.setInteger(UInt32(buffer.writerIndex - lengthIndex - 4 + tail.readableBytes), at: lengthIndex)
+        return tail
+    }
+}
+
 extension RoutedFrame {
+    /// Payload bytes from which a sender writes a payload (or `payloadTail`) as a buffer of its own instead of
+    /// copying it behind the frame's head: TLS copies it once anyway.
+    public static let ownWriteSize = 8 * 1024
+
     /// Appends this frame's encoding as a Routed frame up to its payload (length prefix, type byte and header, the
     /// length counting the payload), so that a large payload can follow as a write of its own instead of a copy.
     public func writeHead(into buffer: inout ByteBuffer) {
-        buffer.writeInteger(UInt32(1 + Self.headerSize + payload.readableBytes))
+        buffer.writeInteger(UInt32(1 + Self.headerSize + payloadSize))
         buffer.writeInteger(Frame.Kind.routed.rawValue)
         writeHeader(into: &buffer)
     }
