@@ -170,13 +170,21 @@ struct GameTickBench {
 
     static func nftRemove() throws { try runNft("delete table inet \(table)") }
 
+    /// posix_spawn and waitpid, not Foundation's `Process`: its `waitUntilExit` now and then never returned after
+    /// nft had exited (a full bench run lost its game-tick row to the 120 s timeout that way).
     private static func runNft(_ command: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nft")
-        process.arguments = [command]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ValidationErrorText("nft \(command) failed") }
+        let arguments = ["/usr/sbin/nft", command]
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for arg in argv { free(arg) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, arguments[0], nil, nil, argv, environ)
+        guard rc == 0 else { throw ValidationErrorText("could not start nft: errno \(rc)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw ValidationErrorText("waiting for nft failed: errno \(errno)") }
+        }
+        // Exited normally (no signal bits) with status 0.
+        guard status == 0 else { throw ValidationErrorText("nft \(command) failed (wait status \(status))") }
     }
 }
 
