@@ -233,7 +233,8 @@ final class LinkHandler: ChannelInboundHandler {
             // here than anywhere else on the sender).
             if case .routed(let routed) = frame, routed.payloadSize >= RoutedFrame.ownWriteSize {
                 let large = routed.payloadTail ?? routed.payload
-                if batch == nil { batch = context.channel.allocator.buffer(capacity: 5 + RoutedFrame.headerSize + routed.payloadSize - large.readableBytes) }
+                let head = 5 + RoutedFrame.headerSize + routed.payloadSize - large.readableBytes
+                if batch == nil { batch = context.channel.allocator.buffer(capacity: head) }
                 routed.writeHead(into: &batch!)
                 if routed.payloadTail != nil { batch!.writeImmutableBuffer(routed.payload) }
                 delegate?.link(self, wroteMesh: frame, bytes: frame.wireSize)

@@ -143,9 +143,10 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         drainOutbox()
     }
 
-    /// Gives `entry` (its bytes as `message`) to the machine for `peers`; false when one of them cannot be reached (nothing was sent), when
-    /// `peers` is empty, or when we left. A reliable message's credit returns once every connection took its copy
-    /// (or could not): its tickets carry it (`SendTicket.credit`), and the last one to complete returns it.
+    /// Gives `entry` (its bytes as `message`) to the machine for `peers`; false when one of them cannot be reached
+    /// (nothing was sent), when `peers` is empty, or when we left. A reliable message's credit returns once every
+    /// connection took its copy (or could not): its tickets carry it (`SendTicket.credit`), and the last one to
+    /// complete returns it.
     private func hand(_ entry: Outbox.Entry, _ message: ByteBuffer, to peers: [PeerID], now: NIODeadline) -> Bool {
         guard !isClosed, !peers.isEmpty else { return false }
         let cost = entry.mode == .reliable ? entry.cost : 0

@@ -187,7 +187,8 @@ public struct EndToEndChannel: Sendable {
         let flags = (encrypt ? Self.encryptedFlag : 0) | (retained[index].resync ? Self.resyncFlag : 0)
         // The nonce is unique per key because the sequence never repeats for one channel and is sealed once.
         // A frame first sent on our own link with its tail apart, now going through relays: sealed in one piece.
-        let payload = PayloadSeal.seal(ByteBuffer(joining: retained[index].inner, retained[index].innerTail), key: sendKey, nonce: Self.nonce(sequence),
+        let inner = ByteBuffer(joining: retained[index].inner, retained[index].innerTail)
+        let payload = PayloadSeal.seal(inner, key: sendKey, nonce: Self.nonce(sequence),
                                        associatedData: Self.associatedData(source: me, destination: peer, flags: flags, sequence: sequence),
                                        encrypt: encrypt)
         let routed = RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload)
