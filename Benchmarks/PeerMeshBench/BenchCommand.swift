@@ -215,6 +215,8 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Print JSON (the only format; kept for the harness's command line).")
         var json = false
 
+        @Flag(help: "throughput / messages: every message a Data of its own, as an app that builds each message sends them.")
+        var freshMessages = false
         @Flag(help: "rtt: send and read events in a task on the session's event loop (Session.taskExecutor).")
         var appOnSessionLoop = false
 
@@ -304,7 +306,15 @@ struct BenchCommand: AsyncParsableCommand {
             let end = start + .milliseconds(Int64(seconds * 1000))
             var sent = 0
             while ContinuousClock.now < end {
-                for _ in 0..<16 { try await client.send(message, to: [peer]) }
+                for _ in 0..<16 {
+                    if freshMessages {
+                        var own = message
+                        own[own.count - 1] &+= 1
+                        try await client.send(own, to: [peer])
+                    } else {
+                        try await client.send(message, to: [peer])
+                    }
+                }
                 sent += 16
             }
             try await client.send(Data([Kind.finish.rawValue]), to: [peer])
