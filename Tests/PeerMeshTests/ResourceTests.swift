@@ -53,16 +53,19 @@ struct ResourceTests {
         let receiver = try TestPeer("receiver", scratch: scratch)
         let sender = try TestPeer("sender") { configuration in
             // Flip one byte of the chunk at 128 KiB, as a faulty relay or disk would.
-            // Chunks travel inside the members' sequenced channel (routed frames, unsealed on a direct link).
+            // Chunks travel inside the members' sequenced channel (routed frames, unsealed on a direct link, the chunk
+            // kept apart from its frame's head as `payloadTail`).
             configuration.frameHook = { frame in
-                guard case .routed(var routed) = frame, routed.isDirect, var inner = routed.payload.getSlice(at: routed.payload.readerIndex, length: routed.payload.readableBytes),
-                      case .transfer(var transfer)? = try? Frame.read(from: &inner, limits: .default),
+                guard case .routed(var routed) = frame, routed.isDirect else { return frame }
+                var inner = routed.joinedPayload
+                guard case .transfer(var transfer)? = try? Frame.read(from: &inner, limits: .default),
                       case .chunk(let offset, var payload) = transfer.body, offset == UInt64(2 * ResourceTests.chunk) else { return frame }
                 payload.setInteger(payload.getInteger(at: payload.readerIndex, as: UInt8.self)! ^ 0x01, at: payload.readerIndex)
                 transfer.body = .chunk(offset: offset, payload: payload)
                 var rewritten = ByteBuffer()
                 Frame.transfer(transfer).write(into: &rewritten)
                 routed.payload = rewritten
+                routed.payloadTail = nil
                 return .routed(routed)
             }
         }

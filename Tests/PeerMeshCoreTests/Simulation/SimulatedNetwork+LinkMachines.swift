@@ -153,7 +153,7 @@ extension SimulatedNetwork {
         scheduleLinkTick(id, side)
         // Only payload bytes cost transmission time, as without link machines.
         let size: Int = switch frame {
-        case .routed(let routed): routed.payload.readableBytes
+        case .routed(let routed): routed.payloadSize
         case .multicast(let multicast): multicast.bodySize
         default: 0
         }

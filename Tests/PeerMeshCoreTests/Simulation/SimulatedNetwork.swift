@@ -348,7 +348,7 @@ final class SimulatedNetwork {
     private func handle(_ event: Event) {
         switch event {
         case .arrive(let end, .linkState(let record)): log("end \(end) gets record v\(record.version & 0xfff) of m\(Self.identities.firstIndex { Array(SHA256.hash(data: record.originKeyDER)) == $0.peerID.keyID } ?? -1) neighbours \(record.neighbors.compactMap { n in Self.identities.firstIndex { $0.peerID.keyID == n } })")
-        case .arrive(let end, .routed(let routed)): log("end \(end) gets routed m\(Self.identities.firstIndex { $0.peerID.keyID == routed.source } ?? -1)→m\(Self.identities.firstIndex { $0.peerID.keyID == routed.destination } ?? -1) #\(routed.sequence) flags \(routed.flags) \(routed.payload.readableBytes) B")
+        case .arrive(let end, .routed(let routed)): log("end \(end) gets routed m\(Self.identities.firstIndex { $0.peerID.keyID == routed.source } ?? -1)→m\(Self.identities.firstIndex { $0.peerID.keyID == routed.destination } ?? -1) #\(routed.sequence) flags \(routed.flags) \(routed.payloadSize) B")
         case .linkUp(let end): log("end \(end) (link \(end / 2)) up")
         case .linkDown(let end, _): log("end \(end) (link \(end / 2)) down")
         default: break
@@ -487,7 +487,7 @@ final class SimulatedNetwork {
         }
         // Only payload bytes cost transmission time: record signatures vary in length from run to run.
         let bytes: Int = switch frame {
-        case .routed(let routed): routed.payload.readableBytes
+        case .routed(let routed): routed.payloadSize
         case .multicast(let multicast): multicast.bodySize
         default: 0
         }
