@@ -27,9 +27,10 @@ public struct MessageBatch: Hashable, Sendable {
     /// Bytes of the body on the wire.
     public var bodySize: Int { messages.reduce(Self.headerSize) { $0 + 4 + $1.readableBytes } }
 
-    /// The messages as the Data frames they stand for (what a receiver's reassembler takes).
-    public func dataFrames(source: [UInt8], destination: [UInt8]) -> [Frame.DataFrame] {
-        messages.enumerated().map { index, message in
+    /// The messages as the Data frames they stand for (what a receiver's reassembler takes), made as they are read:
+    /// no array of up to 1,024 frames per batch received.
+    public func dataFrames(source: [UInt8], destination: [UInt8]) -> some Sequence<Frame.DataFrame> {
+        messages.enumerated().lazy.map { index, message in
             .init(source: source, destination: destination, mode: .reliable, flags: Frame.DataFrame.finalFragment,
                   sequence: firstSequence &+ UInt64(index), payload: message)
         }
