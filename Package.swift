@@ -1,6 +1,13 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// The project's own scripts (Scripts/install-deps) build PeerMeshCore and the core tests optimised even in debug
+// builds: the simulation drives thousands of sessions per test run and takes a minute instead of three. Only when
+// asked: SwiftPM refuses unsafe flags in a package that another package depends on by version, so by default the
+// manifest has none, and apps can depend on PeerMesh with `from:`.
+let optimisedDebug: [SwiftSetting] =
+    Context.environment["PEERMESH_OPTIMISED_DEBUG"] == "1" ? [.unsafeFlags(["-O"], .when(configuration: .debug))] : []
+
 let package = Package(
     name: "PeerMesh",
     platforms: [.macOS(.v14)],
@@ -30,9 +37,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
-            // The pure protocol code runs thousands of simulated sessions in every test run (SimulationTests): built
-            // optimised even in debug builds, they take a minute instead of three.
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
+            swiftSettings: optimisedDebug
         ),
         .systemLibrary(
             name: "CAvahi",
@@ -115,9 +120,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("FuzzCrashes")],
-            // The simulation (Tests/PeerMeshCoreTests/Simulation) drives thousands of sessions per run: optimised like
-            // PeerMeshCore, so that 2,000 scenarios stay within a minute.
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
+            swiftSettings: optimisedDebug
         ),
         // Drives the far side of the multi-host discovery tests from inside another test host.
         .executableTarget(name: "peermesh-avahi-probe", dependencies: ["PeerMeshAvahi"]),
