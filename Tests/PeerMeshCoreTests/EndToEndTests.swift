@@ -76,6 +76,54 @@ struct EndToEndTests {
         #expect(pair.carol.open(first, requireEncryption: false) == Self.inner)
     }
 
+    /// Between members that both announce `aesGCMChannels`: AES-256-GCM under its own direction key (info label ·
+    /// sender · "aes-gcm" · receiver, as wire-protocol.md says), the flag authenticated like the others.
+    @Test(arguments: [true, false])
+    func aesGCMFramesOpenUnderTheirOwnKeyAndTheirFlagCannotBeFlipped(encrypt: Bool) throws {
+        let ka = Curve25519.KeyAgreement.PrivateKey(), kc = Curve25519.KeyAgreement.PrivateKey()
+        let a = Fixtures.bytes(32, 0xa1), c = Fixtures.bytes(32, 0xc1)
+        let (ownKey, peerKey) = (Array(ka.publicKey.rawRepresentation), Array(kc.publicKey.rawRepresentation))
+        var alice = try EndToEndChannel(me: a, ownSessionKey: ka, peer: c, peerSessionKey: peerKey)
+        var carol = try EndToEndChannel(me: c, ownSessionKey: kc, peer: a, peerSessionKey: ownKey)
+        let chaCha = alice.seal(Self.inner, hopLimit: 8, encrypt: encrypt)
+        alice.sealsWithAESGCM = true
+        let aes = alice.seal(Self.inner, hopLimit: 8, encrypt: encrypt)
+        #expect(chaCha.flags & EndToEndChannel.aesGCMFlag == 0 && aes.flags & EndToEndChannel.aesGCMFlag != 0)
+
+        let salt = ownKey.lexicographicallyPrecedes(peerKey) ? ownKey + peerKey : peerKey + ownKey
+        let aesKey = try ka.sharedSecretFromKeyAgreement(with: kc.publicKey).hkdfDerivedSymmetricKey(
+            using: SHA256.self, salt: salt, sharedInfo: Array("PeerMesh-e2e-v1".utf8) + a + Array("aes-gcm".utf8) + c, outputByteCount: 32)
+        var associated = Array("PeerMesh-routed-v1".utf8) + a + c + [aes.flags]
+        withUnsafeBytes(of: aes.sequence.bigEndian) { associated += $0 }
+        let sealed = Array(aes.payload.readableBytesView)
+        let nonce = try AES.GCM.Nonce(data: [0, 0, 0, 0] + withUnsafeBytes(of: aes.sequence.bigEndian, Array.init))
+        if encrypt {
+            let box = try AES.GCM.SealedBox(nonce: nonce, ciphertext: sealed.dropLast(16), tag: sealed.suffix(16))
+            #expect(try Array(AES.GCM.open(box, using: aesKey, authenticating: associated)) == Array(Self.inner.readableBytesView))
+        } else {
+            let box = try AES.GCM.SealedBox(nonce: nonce, ciphertext: [UInt8](), tag: sealed.suffix(16))
+            #expect(try AES.GCM.open(box, using: aesKey, authenticating: associated + sealed.dropLast(16)).isEmpty)
+        }
+
+        var flippedOff = aes; flippedOff.flags ^= EndToEndChannel.aesGCMFlag
+        var flippedOn = chaCha; flippedOn.flags ^= EndToEndChannel.aesGCMFlag
+        #expect(carol.open(flippedOff, requireEncryption: false) == nil)
+        #expect(carol.open(flippedOn, requireEncryption: false) == nil)
+        // Whatever carol seals with herself, she opens both.
+        #expect(carol.open(aes, requireEncryption: encrypt) == Self.inner)
+        #expect(carol.open(chaCha, requireEncryption: encrypt) == Self.inner)
+    }
+
+    /// A frame keeps the seal it got first: re-sent after the peer's capabilities became known, it is the same frame.
+    @Test func aRetainedFrameIsNotSealedAgainWhenTheCipherChanges() throws {
+        var pair = try Pair()
+        let first = pair.alice.seal(Self.inner, hopLimit: 8, encrypt: true)
+        pair.alice.sealsWithAESGCM = true
+        let again = pair.alice.unacknowledged(direct: false, hopLimit: 8, encrypt: true)
+        #expect(again == [first])
+        #expect(pair.carol.open(again[0], requireEncryption: true) == Self.inner)
+    }
+
     @Test func anEncryptedSessionRefusesFramesThatAreOnlyAuthenticated() throws {
         var pair = try Pair()
         let clear = pair.alice.seal(Self.inner, hopLimit: 8, encrypt: false)

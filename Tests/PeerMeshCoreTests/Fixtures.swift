@@ -56,6 +56,9 @@ enum Fixtures {
         transfer(.done),
         .linkState(.init(originKeyDER: bytes(91, 5), displayName: "relay ☀︎", version: 3, neighbors: [bytes(32, 1), bytes(32, 2)], sessionKey: bytes(32, 8), signature: bytes(64, 6))),
         .linkState(.init(originKeyDER: bytes(1, 5), displayName: "x", version: .max, neighbors: [], sessionKey: bytes(32, 8), signature: bytes(64, 6))),
+        // Frame 21: a capability this build does not know yet is kept as it came.
+        .linkState(.init(originKeyDER: bytes(91, 5), displayName: "far", version: 9, neighbors: [bytes(32, 1)], sessionKey: bytes(32, 8),
+                         signature: bytes(64, 6), capabilities: [.aesGCMChannels, .init(rawValue: 1 << 31)], capabilitiesSignature: bytes(64, 7))),
         .routed(.init(source: bytes(32, 1), destination: bytes(32, 2), hopLimit: 64, flags: 1, sequence: 9, payload: ByteBuffer(bytes: [0, 0, 0, 1, 5]))),
         .routed(.init(source: bytes(32, 1), destination: bytes(32, 2), hopLimit: 0, payload: ByteBuffer())),
         .multicast(.init(source: bytes(32, 1), hopLimit: 64, flags: 1, entries: [

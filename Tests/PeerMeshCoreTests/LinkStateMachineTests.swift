@@ -431,6 +431,18 @@ struct LinkStateMachineTests {
         #expect(Self.closeCode(pair.acceptor.frameReceived(frame, now: pair.now)) == .protocolViolation)
     }
 
+    @Test func aRecordWithCapabilitiesOnALinkThatDidNotAgreeOnThemIsAViolation() throws {
+        var pair = LinkPair()
+        var lacking = LinkPair.configuration
+        lacking.capabilities = Capabilities.all.subtracting(.memberCapabilities)
+        pair.acceptor = .acceptor(identity: pair.acceptorIdentity, configuration: lacking, nonce: Fixtures.bytes(32, 2),
+                                  pairingNonce: Fixtures.bytes(32, 12), now: pair.now)
+        pair.start()
+        let record = try LinkStateRecord.signed(by: Fixtures.identity("far"), version: 1, neighbors: [], capabilities: .all)
+        #expect(pair.acceptor.frameReceived(.linkState(record.withoutCapabilities), now: pair.now).count == 1, "frame 14 is for the mesh")
+        #expect(Self.closeCode(pair.acceptor.frameReceived(.linkState(record), now: pair.now)) == .protocolViolation)
+    }
+
     @Test func meshFramesBeforeAcceptanceAreDiscarded() {
         var pair = LinkPair()
         pair.decision = nil

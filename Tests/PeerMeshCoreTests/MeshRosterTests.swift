@@ -247,6 +247,54 @@ struct MeshRosterTests {
         #expect(roster.setDirectLinks([], now: t0 + .milliseconds(200)) == .now)
     }
 
+    /// Frame 21 carries the capabilities under a second signature; frame 14 is the same record without them, under
+    /// the first, which older builds check. Either form verifies; altered capabilities do not.
+    @Test func aRecordWithCapabilitiesVerifiesInBothFormsAndNotAltered() throws {
+        let b = Fixtures.identity("b")
+        let record = try LinkStateRecord.signed(by: b, version: 7, neighbors: [Fixtures.bytes(32, 1)], sessionKey: Fixtures.bytes(32, 8),
+                                                capabilities: .all)
+        #expect(Frame.linkState(record).kind == .linkStateWithCapabilities)
+        #expect(Frame.linkState(record.withoutCapabilities).kind == .linkState)
+        for form in [record, record.withoutCapabilities] {
+            var buffer = Fixtures.buffer([.linkState(form)])
+            guard case .linkState(let decoded)? = try Frame.read(from: &buffer, limits: .default) else {
+                Issue.record("not a record")
+                continue
+            }
+            #expect(decoded == form)
+            #expect(decoded.verifiedOrigin() == b.peerID)
+        }
+        var altered = record
+        altered.capabilities = []
+        #expect(altered.verifiedOrigin() == nil)
+        var otherVersion = record
+        otherVersion.version = 8
+        #expect(otherVersion.verifiedOrigin() == nil, "the second signature covers the whole record")
+        var moved = try LinkStateRecord.signed(by: b, version: 8, neighbors: [], capabilities: [])
+        moved.capabilities = record.capabilities
+        moved.capabilitiesSignature = record.capabilitiesSignature
+        #expect(moved.verifiedOrigin() == nil, "capabilities belong to the record they were signed with")
+    }
+
+    /// A record that first came without its capabilities (through an older member's link) is upgraded when the
+    /// same version arrives with them; nothing else of the same version is news.
+    @Test func theSameVersionWithCapabilitiesIsNewsOnce() throws {
+        let (a, b) = (Fixtures.identity("a"), Fixtures.identity("b"))
+        var roster = MeshRoster(me: a.peerID, initialVersion: 0)
+        let record = try LinkStateRecord.signed(by: b, version: 7, neighbors: [a.peerID.keyID], sessionKey: Fixtures.bytes(32, 8),
+                                                capabilities: .all)
+        let t0 = NIODeadline.uptimeNanoseconds(0)
+        #expect(roster.receive(record.withoutCapabilities, now: t0) == .accepted)
+        #expect(roster.capabilities(of: b.peerID.keyID) == [])
+        #expect(roster.receive(record, now: t0) == .accepted)
+        #expect(roster.capabilities(of: b.peerID.keyID) == .all)
+        #expect(roster.receive(record, now: t0) == .duplicate)
+        #expect(roster.receive(record.withoutCapabilities, now: t0) == .duplicate)
+        var forged = record
+        forged.version = 8
+        #expect(roster.receive(forged, now: t0) == .invalid)
+    }
+
     @Test func linkStateAndRoutedFramesRoundTrip() throws {
         let b = Fixtures.identity("b")
         let record = try LinkStateRecord.signed(by: b, version: 7, neighbors: [Fixtures.bytes(32, 1), Fixtures.bytes(32, 2)])

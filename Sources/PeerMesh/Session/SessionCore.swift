@@ -73,7 +73,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                                                          perSource: configuration.maximumPendingConnectionsPerSource))
         self.heldInvitations = ConnectionBudget(limits: .init(total: configuration.maximumPendingInvitations,
                                                               perSource: configuration.maximumPendingInvitationsPerSource))
-        let settings = Machine.Settings(
+        var settings = Machine.Settings(
             encryption: encryption, maximumHops: configuration.maximumHops, frameLimits: configuration.frameLimits,
             maximumMessageSize: configuration.maximumMessageSize, maximumPeers: configuration.maximumPeers,
             linksDirectlyWhenReachable: configuration.linksDirectlyWhenReachable,
@@ -81,6 +81,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
             admissionLimits: .init(perIntroducer: configuration.maximumOpenAdmissionsPerNeighbor, total: configuration.maximumOpenAdmissions,
                                    undecidedPerIntroducer: configuration.maximumUndecidedMembersPerNeighbor)
         )
+        settings.memberCapabilities = .ofThisProcessor
         // Wall-clock based, so a restarted member's records supersede the ones it published before.
         self.machine = Machine(identity: identity.local, sessionKey: Curve25519.KeyAgreement.PrivateKey(),
                                recordVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12, settings: settings)
@@ -211,7 +212,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         var scope: UInt32 = 0
         if case .v6(let address) = link.remoteAddress { scope = address.address.sin6_scope_id }
         perform(machine.linkUp(ObjectIdentifier(link), peer: peer, multicast: link.agrees(on: .multicast), datagrams: datagrams,
-                               batches: link.agrees(on: .batches),
+                               batches: link.agrees(on: .batches), memberCapabilities: link.agrees(on: .memberCapabilities),
                                address: link.remoteAddress?.addressBytes, scope: scope, now: .now()))
         if datagrams { bindDatagramSocket() }
     }

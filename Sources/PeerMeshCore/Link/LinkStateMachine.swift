@@ -329,6 +329,9 @@ public struct LinkStateMachine: Sendable {
         case (.data, _), (.transfer, _), (.messages, _):
             // One data path: messages and transfers travel only inside a member's channel (Routed), neighbour or not.
             return fail(Frame.violation("a \(frame.kind) frame outside a member's channel"), tellPeer: true)
+        case (.linkState(let record), .connected(let peer))
+            where record.capabilities != nil && !peer.negotiation.capabilities.contains(.memberCapabilities):
+            return fail(Frame.violation("a \(frame.kind) frame on a link that did not agree on its capability"), tellPeer: true)
         case (.multicast, .connected(let peer)) where !peer.negotiation.capabilities.contains(.multicast),
              (.datagram, .connected(let peer)) where !peer.negotiation.capabilities.contains(.datagrams),
              (.datagramPort, .connected(let peer)) where !peer.negotiation.capabilities.contains(.datagrams):

@@ -8,8 +8,9 @@ import NIOCore
 /// Each member puts an ephemeral X25519 public key (new for every session) in its signed `LinkStateRecord`, so
 /// the key is bound to its identity key. Two members derive a shared secret from their ephemeral keys and HKDF
 /// per-direction keys from it, bound to both key IDs and both ephemeral keys. Every routed frame is sealed with
-/// ChaCha20-Poly1305 under the sender's direction key: the nonce is the frame's sequence number, and the source,
-/// destination, flags and sequence are authenticated. Encrypted sessions encrypt the inner frame; sessions without
+/// ChaCha20-Poly1305 under the sender's direction key, or with AES-256-GCM under the direction's AES key when both
+/// members' records announce `MemberCapabilities.aesGCMChannels` (`aesGCMFlag`): the nonce is the frame's sequence
+/// number, and the source, destination, flags and sequence are authenticated. Encrypted sessions encrypt the inner frame; sessions without
 /// encryption still authenticate it (the inner frame then travels in clear, followed by the tag).
 public struct EndToEndChannel: Sendable {
     /// Bytes of the authentication tag after the payload.
@@ -26,6 +27,10 @@ public struct EndToEndChannel: Sendable {
     /// `RoutedFrame.flags` bit: the sender gave up on every earlier frame (the peer had become unreachable), so
     /// the receiver stops waiting for them. Set only on the first frame after that.
     public static let resyncFlag: UInt8 = 0x08
+    /// `RoutedFrame.flags` bit: sealed with AES-256-GCM under the direction's AES key instead of ChaCha20-Poly1305.
+    /// Sent only to a member whose record announced `MemberCapabilities.aesGCMChannels`; any build that knows the
+    /// bit opens it. Authenticated with the other flags, so a relay that flips it makes the frame fail to open.
+    public static let aesGCMFlag: UInt8 = 0x10
     /// The most frames in flight (sent, not yet acknowledged): a re-sent frame must still be inside the
     /// receiver's replay window to be accepted, so the sender waits for acknowledgements beyond this.
     public static let maximumRetained = Int(ReplayWindow.size)
@@ -41,6 +46,12 @@ public struct EndToEndChannel: Sendable {
     private let receiveKeyBytes: [UInt8]
     private var sendKey: SymmetricKey { SymmetricKey(data: sendKeyBytes) }
     private var receiveKey: SymmetricKey { SymmetricKey(data: receiveKeyBytes) }
+    /// The same directions' keys for AES-256-GCM: one key never serves two ciphers.
+    private let aesSendKeyBytes: [UInt8]
+    private let aesReceiveKeyBytes: [UInt8]
+    /// Whether frames sealed from now on use AES-256-GCM (`aesGCMFlag`): both members announced `aesGCMChannels`.
+    /// A frame keeps the seal it got first, so changing this never re-seals anything.
+    public var sealsWithAESGCM = false
     private var nextSequence: UInt64 = 1
     private var window = ReplayWindow()
     private let ackSendKeyBytes: [UInt8]
@@ -106,6 +117,8 @@ public struct EndToEndChannel: Sendable {
         self.ackReceiveKeyBytes = key(peer + Array("ack".utf8), me)
         self.datagramSendKeyBytes = key(me + Array("datagram".utf8), peer)
         self.datagramReceiveKeyBytes = key(peer + Array("datagram".utf8), me)
+        self.aesSendKeyBytes = key(me + Array("aes-gcm".utf8), peer)
+        self.aesReceiveKeyBytes = key(peer + Array("aes-gcm".utf8), me)
     }
 
     /// Seals an encoded inner frame for the peer, to send through relays.
@@ -185,12 +198,14 @@ public struct EndToEndChannel: Sendable {
     private mutating func sealRetained(at index: Int, hopLimit: UInt8, encrypt: Bool) -> RoutedFrame {
         let sequence = retained[index].sequence
         let flags = (encrypt ? Self.encryptedFlag : 0) | (retained[index].resync ? Self.resyncFlag : 0)
+            | (sealsWithAESGCM ? Self.aesGCMFlag : 0)
+        let key = SymmetricKey(data: sealsWithAESGCM ? aesSendKeyBytes : sendKeyBytes)
         // The nonce is unique per key because the sequence never repeats for one channel and is sealed once.
         // A frame first sent on our own link with its tail apart, now going through relays: sealed in one piece.
         let inner = ByteBuffer(joining: retained[index].inner, retained[index].innerTail)
-        let payload = PayloadSeal.seal(inner, key: sendKey, nonce: Self.nonce(sequence),
+        let payload = PayloadSeal.seal(inner, key: key, nonce: Self.nonce(sequence),
                                        associatedData: Self.associatedData(source: me, destination: peer, flags: flags, sequence: sequence),
-                                       encrypt: encrypt)
+                                       encrypt: encrypt, cipher: sealsWithAESGCM ? .aesGCM : .chaChaPoly)
         let routed = RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload)
         retained[index].sealed = routed
         return routed
@@ -260,12 +275,15 @@ public struct EndToEndChannel: Sendable {
     public func verify(_ frame: RoutedFrame, requireEncryption: Bool, arrivedFromPeer: Bool = false) -> ByteBuffer? {
         guard frame.source == peer, frame.destination == me, window.isFresh(frame.sequence) else { return nil }
         if frame.isDirect { return arrivedFromPeer ? frame.joinedPayload : nil }
-        guard frame.flags & ~(Self.encryptedFlag | Self.resyncFlag) == 0, frame.payload.readableBytes >= Self.tagSize else { return nil }
+        guard frame.flags & ~(Self.encryptedFlag | Self.resyncFlag | Self.aesGCMFlag) == 0, frame.payload.readableBytes >= Self.tagSize
+        else { return nil }
         let encrypted = frame.flags & Self.encryptedFlag != 0
         if requireEncryption, !encrypted { return nil }
-        return PayloadSeal.open(frame.payload, key: receiveKey, nonce: Self.nonce(frame.sequence),
+        let aesGCM = frame.flags & Self.aesGCMFlag != 0
+        let key = SymmetricKey(data: aesGCM ? aesReceiveKeyBytes : receiveKeyBytes)
+        return PayloadSeal.open(frame.payload, key: key, nonce: Self.nonce(frame.sequence),
                                 associatedData: Self.associatedData(source: peer, destination: me, flags: frame.flags, sequence: frame.sequence),
-                                encrypted: encrypted)
+                                encrypted: encrypted, cipher: aesGCM ? .aesGCM : .chaChaPoly)
     }
 
     /// Records a verified frame as received: later copies are duplicates, and it counts towards acknowledgements.

@@ -26,10 +26,16 @@ public struct LinkStateRecord: Hashable, Sendable {
     public var endpoints: [ConnectionData.Endpoint]
     /// ECDSA P-256 signature (raw r‖s, 64 bytes) over `signedBytes`.
     public var signature: [UInt8]
+    /// What the origin's build can do, when the record came as frame 21; nil for frame 14, which older builds
+    /// send and which goes to neighbours whose link did not agree on `Capabilities.memberCapabilities`.
+    public var capabilities: MemberCapabilities?
+    /// ECDSA P-256 signature over `capabilitiesSignedBytes`, with `capabilities` (64 bytes), else empty.
+    public var capabilitiesSignature: [UInt8]
 
     /// Creates a record as read from the wire (unverified).
     public init(originKeyDER: [UInt8], displayName: String, version: UInt64, neighbors: [[UInt8]], sessionKey: [UInt8],
-                endpoints: [ConnectionData.Endpoint] = [], signature: [UInt8]) {
+                endpoints: [ConnectionData.Endpoint] = [], signature: [UInt8], capabilities: MemberCapabilities? = nil,
+                capabilitiesSignature: [UInt8] = []) {
         self.originKeyDER = originKeyDER
         self.sessionKey = sessionKey
         self.endpoints = endpoints
@@ -37,18 +43,43 @@ public struct LinkStateRecord: Hashable, Sendable {
         self.version = version
         self.neighbors = neighbors
         self.signature = signature
+        self.capabilities = capabilities
+        self.capabilitiesSignature = capabilitiesSignature
     }
 
-    /// Our own record, signed with our identity key.
+    /// Our own record, signed with our identity key; with `capabilities`, signed a second time over them.
     public static func signed(by identity: LocalIdentity, version: UInt64, neighbors: [[UInt8]],
-                              sessionKey: [UInt8] = [UInt8](repeating: 0, count: 32), endpoints: [ConnectionData.Endpoint] = []) throws -> LinkStateRecord {
+                              sessionKey: [UInt8] = [UInt8](repeating: 0, count: 32), endpoints: [ConnectionData.Endpoint] = [],
+                              capabilities: MemberCapabilities? = nil) throws -> LinkStateRecord {
         var record = LinkStateRecord(
             originKeyDER: Array(identity.privateKey.publicKey.derRepresentation), displayName: identity.displayName,
             version: version, neighbors: neighbors.sorted { $0.lexicographicallyPrecedes($1) }, sessionKey: sessionKey,
             endpoints: Array(endpoints.prefix(ConnectionData.maximumEndpoints)), signature: []
         )
         record.signature = Array(try identity.privateKey.signature(for: record.signedBytes).rawRepresentation)
+        if let capabilities {
+            record.capabilities = capabilities
+            record.capabilitiesSignature = Array(try identity.privateKey.signature(for: record.capabilitiesSignedBytes).rawRepresentation)
+        }
         return record
+    }
+
+    /// The record as frame 14 carries it, for a neighbour whose link did not agree on member capabilities: the
+    /// same statement under the same first signature, without the capabilities.
+    public var withoutCapabilities: LinkStateRecord {
+        var record = self
+        record.capabilities = nil
+        record.capabilitiesSignature = []
+        return record
+    }
+
+    /// The bytes the second signature covers: a label, the hash of `signedBytes` (so the capabilities belong to
+    /// this record and no other) and the capabilities.
+    public var capabilitiesSignedBytes: [UInt8] {
+        var out = Array("PeerMesh-linkstate-capabilities-v1".utf8)
+        out += Array(SHA256.hash(data: signedBytes))
+        withUnsafeBytes(of: (capabilities?.rawValue ?? 0).bigEndian) { out += $0 }
+        return out
     }
 
     /// The bytes the origin signs: a label, the key, the name, the version, the neighbours, the session key and
@@ -71,12 +102,16 @@ public struct LinkStateRecord: Hashable, Sendable {
     }
 
     /// The origin's PeerID if the record is well formed and its signature verifies; nil otherwise.
+    ///
+    /// With capabilities, the second signature is the one checked: it covers every field through `signedBytes`.
+    /// The first is then left to the members it is for (frame 14's readers): one verification per record either way.
     public func verifiedOrigin() -> PeerID? {
+        let (covered, signature) = capabilities == nil ? (signedBytes, signature) : (capabilitiesSignedBytes, capabilitiesSignature)
         guard neighbors.count <= Self.maximumNeighbors, sessionKey.count == 32, endpoints.count <= ConnectionData.maximumEndpoints,
               neighbors.allSatisfy({ $0.count == PeerID.keyIDLength }),
               let key = try? P256.Signing.PublicKey(derRepresentation: originKeyDER),
               let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-              key.isValidSignature(signature, for: signedBytes)
+              key.isValidSignature(signature, for: covered)
         else { return nil }
         return try? PeerID(displayName: displayName, publicKeyDER: originKeyDER)
     }

@@ -131,7 +131,12 @@ public struct MeshRoster: Sendable {
         // origin before paying for a signature check. Only news is verified; nothing unverified is stored.
         let claimed = Array(SHA256.hash(data: record.originKeyDER))
         if claimed == me.keyID { return .duplicate }
-        if let existing = entries[claimed], existing.version >= record.version { return .duplicate }
+        // The same version again is news only when it brings the capabilities an earlier copy came without (it
+        // reached us first through a member whose link carries records without them).
+        if let existing = entries[claimed], existing.version > record.version
+            || existing.version == record.version && (existing.record.capabilities != nil || record.capabilities == nil) {
+            return .duplicate
+        }
         guard let origin = record.verifiedOrigin() else {
             invalidRecords += 1
             return .invalid
@@ -196,6 +201,9 @@ public struct MeshRoster: Sendable {
 
     /// The ephemeral X25519 key in this member's latest record (for `EndToEndChannel`).
     public func sessionKey(of keyID: [UInt8]) -> [UInt8]? { entries[keyID]?.record.sessionKey }
+
+    /// What this member announced it can do, from its latest record (none when that came without capabilities).
+    public func capabilities(of keyID: [UInt8]) -> MemberCapabilities { entries[keyID]?.record.capabilities ?? [] }
 
     /// Where this member accepts connections, from its latest record.
     public func endpoints(of keyID: [UInt8]) -> [ConnectionData.Endpoint] { entries[keyID]?.record.endpoints ?? [] }

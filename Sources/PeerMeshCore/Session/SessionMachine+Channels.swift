@@ -13,12 +13,17 @@ extension SessionMachine {
         if members[handle].channelCheckedAt == mesh.recordRevision, members[handle].hasChannel { return true }
         let keyID = members[handle].keyID
         guard let key = mesh.sessionKey(of: keyID) else { return false }
+        // Both of us announce it: from now on, what we seal for the member goes with AES-GCM (its record may have come
+        // without capabilities first, and with them later).
+        let aesGCM = settings.memberCapabilities.contains(.aesGCMChannels) && mesh.capabilities(of: keyID).contains(.aesGCMChannels)
         if let existing = members[handle].channel, existing.peerSessionKey == key {
+            members[handle].channel!.sealsWithAESGCM = aesGCM
             members[handle].channelCheckedAt = mesh.recordRevision
             return true
         }
         if members[handle].hasChannel { memberRestarted(handle) }
         members[handle].channel = try? EndToEndChannel(me: me.keyID, ownSessionKey: sessionPrivateKey, peer: keyID, peerSessionKey: key)
+        members[handle].channel?.sealsWithAESGCM = aesGCM
         members[handle].channelCheckedAt = members[handle].hasChannel ? mesh.recordRevision : nil
         // New keys: datagram sequences start again, and paths proven to the predecessor are proven again.
         members[handle].datagrams = members[handle].channel.map(DatagramChannel.init(beside:))

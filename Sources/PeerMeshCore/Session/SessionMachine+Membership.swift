@@ -10,7 +10,7 @@ extension SessionMachine {
         // Leaving: our links are closing one by one; telling the others each step would only cost them work.
         if isClosed { return refreshMembership(lost: lost, now: now) }
         if let newLink {
-            for record in recordsInOrder { out.append(.write(.linkState(record), on: newLink, queue: .control, handOver: nil)) }
+            for record in recordsInOrder { writeRecord(record, on: newLink) }
         }
         switch decision {
         case .now: publishOwnRecord(now: now)
@@ -32,14 +32,21 @@ extension SessionMachine {
 
     mutating func publishOwnRecord(now: NIODeadline) {
         let (version, neighbors) = mesh.publish(now: now)
-        guard let record = try? LinkStateRecord.signed(by: identity, version: version, neighbors: neighbors,
-                                                      sessionKey: ownSessionKey, endpoints: listeningEndpoints) else { return }
+        guard let record = try? LinkStateRecord.signed(by: identity, version: version, neighbors: neighbors, sessionKey: ownSessionKey,
+                                                      endpoints: listeningEndpoints, capabilities: settings.memberCapabilities)
+        else { return }
         counters.recordsPublished += 1
-        for (link, _) in linksInOrder { out.append(.write(.linkState(record), on: link, queue: .control, handOver: nil)) }
+        for (link, _) in linksInOrder { writeRecord(record, on: link) }
+    }
+
+    /// A record as the link carries it: with its capabilities only where the link agreed on them.
+    private mutating func writeRecord(_ record: LinkStateRecord, on link: Link) {
+        let form = record.capabilities == nil || capabilityRecordLinks.contains(link) ? record : record.withoutCapabilities
+        out.append(.write(.linkState(form), on: link, queue: .control, handOver: nil))
     }
 
     /// A record from a neighbour: flood news on, and let the neighbour's channel go once its own record arrived.
-    mutating func receivedRecord(_ record: LinkStateRecord, frame: Frame, from neighbor: MemberHandle, now: NIODeadline) {
+    mutating func receivedRecord(_ record: LinkStateRecord, from neighbor: MemberHandle, now: NIODeadline) {
         let verdict = mesh.receive(record, now: now)
         // The neighbour's own record on this link: its channel's keys are now known to be current (a duplicate
         // too — the same record already came another way), so what waited for it may go.
@@ -50,9 +57,7 @@ extension SessionMachine {
         }
         switch verdict {
         case .accepted:
-            for (link, member) in linksInOrder where member != neighbor {
-                out.append(.write(frame, on: link, queue: .control, handOver: nil))
-            }
+            for (link, member) in linksInOrder where member != neighbor { writeRecord(record, on: link) }
             refreshMembership(now: now)
         case .duplicate:
             if fromItself { drainParked(neighbor, now: now) }

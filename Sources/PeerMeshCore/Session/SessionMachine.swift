@@ -36,6 +36,9 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         public var admissionTimeout: TimeAmount
         /// Bounds on introduced members' admissions.
         public var admissionLimits: MemberAdmissions.Limits
+        /// What our record announces we can do (the shell knows the processor: `.aesGCMChannels` only with AES
+        /// instructions). We seal a member's channel frames with AES-GCM only when both of us announce it.
+        public var memberCapabilities: MemberCapabilities = .all
 
         /// Settings with every value given.
         public init(encryption: EncryptionPreference, maximumHops: UInt8, frameLimits: FrameLimits, maximumMessageSize: Int,
@@ -135,6 +138,8 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     var listeningEndpoints: [ConnectionData.Endpoint] = []
     var linkAddresses: [Link: [UInt8]] = [:]
     var multicastLinks: Set<Link> = []
+    /// Links that agreed on `Capabilities.memberCapabilities`: records go on them with their capabilities.
+    var capabilityRecordLinks: Set<Link> = []
     /// Links that agreed on datagrams, the IPv6 scope of each link's address, and the UDP port we receive on.
     var datagramLinks: Set<Link> = []
     var linkScopes: [Link: UInt32] = [:]
@@ -179,12 +184,13 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     // MARK: Inputs
 
-    /// A link's handshake and invitation are done: `peer` is our neighbour on it. `multicast`, `datagrams`, `batches`:
-    /// the link agreed on multicast, datagram and message-batch frames; `address`: the peer's IP address bytes (direct
-    /// upgrades prefer addresses like these; datagrams go to its UDP port there), `scope` its IPv6 scope.
+    /// A link's handshake and invitation are done: `peer` is our neighbour on it. `multicast`, `datagrams`, `batches`,
+    /// `memberCapabilities`: the link agreed on multicast, datagram, message-batch and capability-record frames;
+    /// `address`: the peer's IP address bytes (direct upgrades prefer addresses like these; datagrams go to its UDP
+    /// port there), `scope` its IPv6 scope.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, datagrams: Bool = false, batches: Bool = false,
-                                address: [UInt8]?, scope: UInt32 = 0, now: NIODeadline) -> [Directive] {
+                                memberCapabilities: Bool = false, address: [UInt8]?, scope: UInt32 = 0, now: NIODeadline) -> [Directive] {
         let handle = members.handle(for: peer)
         let previous = members[handle].directLink
         if let previous, previous != link {
@@ -202,6 +208,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         links[link] = handle
         linkAddresses[link] = address
         if multicast { multicastLinks.insert(link) }
+        if memberCapabilities { capabilityRecordLinks.insert(link) }
         if datagrams {
             datagramLinks.insert(link)
             linkScopes[link] = scope
@@ -235,6 +242,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         }
         linkAddresses[link] = nil
         multicastLinks.remove(link)
+        capabilityRecordLinks.remove(link)
         datagramLinks.remove(link)
         linkScopes[link] = nil
     }
@@ -244,7 +252,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public mutating func received(_ frame: Frame, on link: Link, now: NIODeadline) -> [Directive] {
         guard !isClosed, let neighbor = links[link] else { return [] }
         switch frame {
-        case .linkState(let record): receivedRecord(record, frame: frame, from: neighbor, now: now)
+        case .linkState(let record): receivedRecord(record, from: neighbor, now: now)
         case .routed(let routed): receivedRouted(routed, from: neighbor, now: now)
         case .multicast(let multicast): receivedMulticast(multicast, now: now)
         case .datagram(let datagram): receivedDatagramFrame(datagram, now: now)

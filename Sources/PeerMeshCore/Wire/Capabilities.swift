@@ -19,8 +19,13 @@ public struct Capabilities: OptionSet, Hashable, Sendable, CustomStringConvertib
     /// Message batches (frame 20, inside routed frames): several small reliable messages in one channel frame.
     public static let batches = Capabilities(rawValue: 1 << 3)
 
+    /// Link-state records that also carry their origin's member capabilities (frame 21): what a member far away
+    /// can do, such as opening channel frames sealed with AES-GCM. Without it a link carries records as frame 14,
+    /// without capabilities.
+    public static let memberCapabilities = Capabilities(rawValue: 1 << 4)
+
     /// Everything this build speaks.
-    public static let all: Capabilities = [.mesh, .multicast, .datagrams, .batches]
+    public static let all: Capabilities = [.mesh, .multicast, .datagrams, .batches, .memberCapabilities]
     /// What a peer must offer for wire version 2 to work at all.
     public static let required: Capabilities = [.mesh]
 
@@ -31,6 +36,7 @@ public struct Capabilities: OptionSet, Hashable, Sendable, CustomStringConvertib
         if contains(.multicast) { names.append("multicast") }
         if contains(.datagrams) { names.append("datagrams") }
         if contains(.batches) { names.append("batches") }
+        if contains(.memberCapabilities) { names.append("member-capabilities") }
         let unknown = rawValue & ~Capabilities.all.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: "+")

@@ -45,6 +45,7 @@ public enum Frame: Hashable, Sendable {
         case transferOpen = 7, transferAccept = 8, transferChunk = 9, transferCredit = 10, transferEnd = 11
         case transferReset = 12, transferDone = 13
         case linkState = 14, routed = 15, multicast = 16, pairing = 17, datagram = 18, datagramPort = 19, messages = 20
+        case linkStateWithCapabilities = 21
     }
 
     /// This frame's type byte.
@@ -57,7 +58,7 @@ public enum Frame: Hashable, Sendable {
         case .heartbeat: .heartbeat
         case .close: .close
         case .transfer(let transfer): transfer.body.kind
-        case .linkState: .linkState
+        case .linkState(let record): record.capabilities == nil ? .linkState : .linkStateWithCapabilities
         case .routed: .routed
         case .multicast: .multicast
         case .pairing: .pairing

@@ -58,6 +58,10 @@ extension Frame {
                 buffer.writeInteger(endpoint.port)
             }
             buffer.writeBytes(record.signature)
+            if let capabilities = record.capabilities {
+                buffer.writeInteger(capabilities.rawValue)
+                buffer.writeBytes(record.capabilitiesSignature)
+            }
         case .routed(let routed):
             routed.writeHeader(into: &buffer)
             buffer.writeImmutableBuffer(routed.payload)
@@ -162,7 +166,7 @@ extension Frame {
             return .close(Close(reason: reason, message: String(decoding: message, as: UTF8.self)))
         case .transferOpen, .transferAccept, .transferChunk, .transferCredit, .transferEnd, .transferReset, .transferDone:
             return .transfer(try TransferFrame.readBody(kind: kind, from: &body))
-        case .linkState:
+        case .linkState, .linkStateWithCapabilities:
             let keyLength = try body.readOrThrow(UInt16.self, "link-state key length")
             guard keyLength >= 1, keyLength <= 256 else { throw violation("link-state key of \(keyLength) bytes") }
             let key = try body.readBytesOrThrow(Int(keyLength), "link-state key")
@@ -196,8 +200,13 @@ extension Frame {
                 }
             }
             let signature = try body.readBytesOrThrow(64, "link-state signature")
-            return .linkState(LinkStateRecord(originKeyDER: key, displayName: name, version: version, neighbors: neighbors,
-                                              sessionKey: sessionKey, endpoints: endpoints, signature: signature))
+            var record = LinkStateRecord(originKeyDER: key, displayName: name, version: version, neighbors: neighbors,
+                                         sessionKey: sessionKey, endpoints: endpoints, signature: signature)
+            if kind == .linkStateWithCapabilities {
+                record.capabilities = MemberCapabilities(rawValue: try body.readOrThrow(UInt32.self, "link-state capabilities"))
+                record.capabilitiesSignature = try body.readBytesOrThrow(64, "link-state capabilities signature")
+            }
+            return .linkState(record)
         case .routed:
             let source = try body.readBytesOrThrow(PeerID.keyIDLength, "routed source")
             let destination = try body.readBytesOrThrow(PeerID.keyIDLength, "routed destination")

@@ -85,7 +85,8 @@ extension SimulatedNetwork {
                 let other = side == 0 ? links[id].members.1 : links[id].members.0
                 feed(member) {
                     $0.linkUp(end, peer: peer, multicast: capabilities.contains(.multicast), datagrams: datagrams,
-                              batches: capabilities.contains(.batches), address: datagrams ? Self.udpEndpoint(other).address : nil, now: $1)
+                              batches: capabilities.contains(.batches), memberCapabilities: capabilities.contains(.memberCapabilities),
+                              address: datagrams ? Self.udpEndpoint(other).address : nil, now: $1)
                 }
             case .mesh(let frame, _):
                 feed(member) { $0.received(frame, on: end, now: $1) }
