@@ -18,7 +18,7 @@ struct BrowseCommand: AsyncParsableCommand {
     func run() async throws {
         try await runRoom {
             let output = RoomOutput(json: options.json)
-            let mesh = try makeSession(session, options)
+            let mesh = try makeSession(session, receiving: nil, json: options.json)
             let search = try RoomSearch(session: mesh, serviceType: options.serviceType)
             try await search.start()
             let found = await search.run(until: .now + .milliseconds(Int64(timeout * 1000))) { directory, change in

@@ -37,9 +37,14 @@ struct ConnectCommand: AsyncParsableCommand {
         var configuration = session.configuration(host: "127.0.0.1")
         incoming.apply(to: &configuration)
         let mesh = try Session(identity: identity, encryption: session.encryption.preference, configuration: configuration)
+        let stay = stay
         let printer = Task {
             for await event in mesh.events {
                 writeLine(await EventPrinter.line(event, in: mesh))
+                // Staying ends when the peer the code names leaves (the events end with the session).
+                if stay, case .peerChanged(let peer, .notConnected) = event, peer.keyID == data.peerID.keyID {
+                    await mesh.disconnect()
+                }
             }
         }
         do {

@@ -17,6 +17,8 @@ struct PeerMeshCommand: AsyncParsableCommand {
             Two terminals that can reach each other, without discovery:
               peermesh listen --name alice          # prints a connection code (pm1.…)
               peermesh connect pm1.… --name bob --message hi
+            Two terminals on one machine need an identity each (--identity FILE): with the default file both are \
+            the same peer, which never sees its own room.
             """,
         version: version,
         subcommands: [HostCommand.self, JoinCommand.self, SendCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DemoCommand.self]

@@ -10,10 +10,17 @@ struct RoomOptions: ParsableArguments {
 
     @Flag(help: "Print one JSON object per line instead of text.")
     var json = false
+}
 
-    @Option(help: "Most members in the room, counting yourself.")
+/// Options of the commands that take part in a room (`host`, `join`, `send`; not `browse`, which only looks).
+struct MemberOptions: ParsableArguments {
+    @Option(help: "Most members you link to directly, counting yourself; members reached through them do not count.")
     var maxPeers = 8
+}
 
+/// Options of the commands that stay in a room and receive files (`host`, `join`; `send` leaves when done and
+/// takes no files).
+struct ReceivingOptions: ParsableArguments {
     @Option(help: "Where received files go. Default: $XDG_DOWNLOAD_DIR/PeerMesh, ~/Downloads/PeerMesh, or ./PeerMesh Downloads.")
     var downloads: String?
 
@@ -23,8 +30,8 @@ struct RoomOptions: ParsableArguments {
     @Option(help: FilePolicy.help)
     var files: FilePolicy?
 
-    /// The file policy in force (`--files`, or its default for how we are run).
-    var filePolicy: FilePolicy { FilePolicy.resolved(files, interactive: !json && LiveScreen.isPossible) }
+    /// The file policy in force (`--files`, or its default for how we are run: `json` output is a script's).
+    func filePolicy(json: Bool) -> FilePolicy { FilePolicy.resolved(files, interactive: !json && LiveScreen.isPossible) }
 
     /// The receiving directory: the option, else a `PeerMesh` folder in the user's download directory, else
     /// `PeerMesh Downloads` in the current directory.
@@ -240,7 +247,7 @@ final class Room: Sendable {
                 writeLine("Tab completes @names (a name with spaces comes out as @\"Dan Smith\"), commands and paths; Up and Down recall earlier lines.")
             }
             return true
-        case let command where command.hasPrefix("/send"):
+        case let command where command == "/send" || command.hasPrefix("/send "):
             Task { await sendFile(command) }
             return true
         case "/transfers":

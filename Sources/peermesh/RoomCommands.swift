@@ -14,6 +14,8 @@ struct HostCommand: AsyncParsableCommand {
 
     @OptionGroup var session: SessionOptions
     @OptionGroup var options: RoomOptions
+    @OptionGroup var member: MemberOptions
+    @OptionGroup var receiving: ReceivingOptions
 
     @Option(help: AcceptPolicy.help)
     var accept: AcceptPolicy = .all
@@ -24,7 +26,7 @@ struct HostCommand: AsyncParsableCommand {
     func run() async throws {
         try await runRoom {
             let name = try RoomKeys.validate(room)
-            let room = try makeRoom(session, options, accept: accept)
+            let room = try makeRoom(session, options, member, receiving: receiving, accept: accept)
             let me = room.session.myPeerID
             let identity = RoomIdentity(name: name, host: me)
             room.entered(identity)
@@ -73,13 +75,15 @@ struct JoinCommand: AsyncParsableCommand {
 
     @OptionGroup var session: SessionOptions
     @OptionGroup var options: RoomOptions
+    @OptionGroup var member: MemberOptions
+    @OptionGroup var receiving: ReceivingOptions
 
     @Option(help: AcceptPolicy.help)
     var accept: AcceptPolicy = .all
 
     func run() async throws {
         try await runRoom {
-            let room = try makeRoom(session, options, accept: accept)
+            let room = try makeRoom(session, options, member, receiving: receiving, accept: accept)
             let (identity, member) = try await enterRoom(RoomSelector(self.room), session: room.session, serviceType: options.serviceType,
                                                          through: host, timeout: timeout, answerTimeout: answerTimeout,
                                                          example: "peermesh join", output: room.output)
@@ -114,6 +118,7 @@ struct SendCommand: AsyncParsableCommand {
 
     @OptionGroup var session: SessionOptions
     @OptionGroup var options: RoomOptions
+    @OptionGroup var member: MemberOptions
 
     func run() async throws {
         try await runRoom {
@@ -122,7 +127,7 @@ struct SendCommand: AsyncParsableCommand {
             do throws(CLIError) { batch = file.isEmpty ? nil : try FileBatch(file.map { URL(fileURLWithPath: $0) }) } catch {
                 throw CLIError(error.description, exitCode: 2)
             }
-            let room = try makeRoom(session, options, accept: .none, oneShot: true)
+            let room = try makeRoom(session, options, member, receiving: nil, accept: .none)
             let output = room.output, mesh = room.session
             let (identity, member) = try await enterRoom(RoomSelector(self.room), session: mesh, serviceType: options.serviceType,
                                                          through: nil, timeout: timeout, answerTimeout: nil,
@@ -167,23 +172,27 @@ struct Announcement {
     let human: TerminalLine
 }
 
-/// The session and the room for `host`, `join` or `send`, the admission policy in place before the first member can
-/// arrive.
-func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, accept: AcceptPolicy, oneShot: Bool = false) throws -> Room {
-    try Room(session: makeSession(options, roomOptions, oneShot: oneShot), serviceType: roomOptions.serviceType, accept: accept,
-             files: roomOptions.filePolicy, readsCommands: !oneShot, output: RoomOutput(json: roomOptions.json))
+/// The session and the room for `host` and `join` (`receiving` files), or `send` (nil: it leaves when it is done),
+/// the admission policy in place before the first member can arrive.
+func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, _ member: MemberOptions, receiving: ReceivingOptions?,
+              accept: AcceptPolicy) throws -> Room {
+    let session = try makeSession(options, maxPeers: member.maxPeers, receiving: receiving, json: roomOptions.json)
+    return try Room(session: session, serviceType: roomOptions.serviceType, accept: accept,
+                files: receiving?.filePolicy(json: roomOptions.json) ?? .refuse, readsCommands: receiving != nil,
+                output: RoomOutput(json: roomOptions.json))
 }
 
-/// The session the room options describe (`browse` needs only this). A `oneShot` session (`send`) leaves when it is
-/// done: a member that goes away fails the file at once (the command exits non-zero; run again later, it resumes from
-/// what the member kept), and it takes no files, which could never finish.
-func makeSession(_ options: SessionOptions, _ roomOptions: RoomOptions, oneShot: Bool = false) throws -> Session {
+/// A session that links to at most `maxPeers` and receives files as `receiving` says. Without `receiving` (`send`,
+/// `browse`) it takes no files, which could never finish, and leaves when it is done: a member that goes away fails
+/// a file we send at once (the command exits non-zero; run again later, it resumes from what the member kept).
+func makeSession(_ options: SessionOptions, maxPeers: Int? = nil, receiving: ReceivingOptions?, json: Bool) throws -> Session {
     var configuration = options.configuration()
-    configuration.maximumPeers = roomOptions.maxPeers
-    configuration.receivingDirectory = roomOptions.downloadsDirectory
-    configuration.maximumIncomingResourceSize = roomOptions.maxFileSize.bytes
-    roomOptions.filePolicy.apply(to: &configuration)
-    if oneShot {
+    if let maxPeers { configuration.maximumPeers = maxPeers }
+    if let receiving {
+        configuration.receivingDirectory = receiving.downloadsDirectory
+        configuration.maximumIncomingResourceSize = receiving.maxFileSize.bytes
+        receiving.filePolicy(json: json).apply(to: &configuration)
+    } else {
         configuration.resumeWindow = .zero
         configuration.acceptsIncomingResources = false
     }

@@ -41,6 +41,8 @@ struct CompletionTests {
     @Test func commandsAtTheStartOfALine() {
         #expect(Self.complete("/se")?.replacement == "/send ")
         #expect(Self.complete("/re")?.replacement == "/requests ")
+        #expect(Self.complete("/tr")?.replacement == "/transfers ")
+        #expect(Self.complete("/ca")?.replacement == "/cancel ")
         #expect(Self.complete("/")?.candidates.count == Completion.commands.count)
     }
 

@@ -149,6 +149,9 @@ struct TerminalTests {
 
             try await terminal.type(0, "/peers")
             #expect(try await terminal.waitFor(0, "bob (", "verification code", "direct"))
+            // A word that only starts like a command is not that command.
+            try await terminal.type(0, "/sendall")
+            #expect(try await terminal.waitFor(0, "Unknown command /sendall"))
 
             try await terminal.type(1, "/quit")
             #expect(try await terminal.waitFor(0, "bob left"))

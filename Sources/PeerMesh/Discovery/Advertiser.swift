@@ -31,8 +31,8 @@ public final class Advertiser: Sendable {
     }
 
     /// Validates the service type (RFC 6335, as MC) and the discovery info (each `key=value` ≤ 255 bytes, the
-    /// app's entries together ≤ 400 bytes as in MC, no `pm.` keys); throws `invalidServiceType` / `invalidDiscoveryInfo` naming
-    /// the rule broken.
+    /// app's entries together ≤ 400 bytes as in MC, no `pm.` keys); throws `invalidServiceType`, `invalidDiscoveryInfo`,
+    /// `reservedKey` or `discoveryInfoTooLarge`, naming the rule broken.
     public convenience init(session: Session, serviceType: String, discoveryInfo: [String: String] = [:]) throws(PeerMeshError) {
         try self.init(session: session, serviceType: serviceType, discoveryInfo: discoveryInfo, discovery: AvahiDiscovery())
     }

@@ -32,7 +32,7 @@ struct Completion: Equatable, Sendable {
     var candidates: [Candidate]
 
     /// The commands a line can start with.
-    static let commands = ["/accept", "/decline", "/help", "/peers", "/quit", "/requests", "/send"]
+    static let commands = ["/accept", "/cancel", "/decline", "/help", "/peers", "/quit", "/requests", "/send", "/transfers"]
 
     /// The completion for `typed` (the line up to the cursor); nil when there is nothing to offer.
     static func complete(_ typed: String, names: [String], list: (String) -> [Entry]?) -> Completion? {
