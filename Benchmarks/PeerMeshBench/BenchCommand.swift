@@ -68,6 +68,14 @@ struct BenchCommand: AsyncParsableCommand {
                 directLinks: directLinks,
                 receivingDirectory: FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-\(getpid())"))
             defer { try? FileManager.default.removeItem(at: configuration.receivingDirectory) }
+            // The runner stops a server with SIGTERM, which skips `defer`: the folder goes on the way out instead.
+            let terminated = BenchSignal(SIGTERM)
+            Task { [receiving = configuration.receivingDirectory] in
+                for await _ in terminated.arrivals {
+                    try? FileManager.default.removeItem(at: receiving)
+                    Foundation.exit(0)
+                }
+            }
             let session = try Session(identity: try Identity.generate(displayName: "bench-server"), encryption: encryption, configuration: configuration)
             let counters = report ? BenchSignal(SIGUSR1) : nil
             if let counters {
