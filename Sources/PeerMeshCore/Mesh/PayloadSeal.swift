@@ -43,16 +43,17 @@ enum PayloadSeal {
     static func open(_ sealed: ByteBuffer, key: SymmetricKey, nonce: ChaChaPoly.Nonce, associatedData: Data, encrypted: Bool,
                      cipher: Cipher = .chaChaPoly) -> ByteBuffer? {
         guard sealed.readableBytes >= tagSize else { return nil }
-        var rest = sealed
-        let body = rest.readSlice(length: rest.readableBytes - tagSize)!
-        let tag = rest.withUnsafeReadableBytes { Data($0) }
-        if encrypted {
-            let ciphertext = body.withUnsafeReadableBytes { Data($0) }
-            return open(ciphertext, tag, cipher, key, nonce, associatedData).map { ByteBuffer(bytes: $0) }
+        var tag = sealed
+        let body = tag.readSlice(length: tag.readableBytes - tagSize)!
+        // The sealed box reads ciphertext and tag where they lie (it copies them once, into its own storage).
+        return tag.withUnsafeReadableBytes { tag in
+            if encrypted {
+                return body.withUnsafeReadableBytes { open($0, tag, cipher, key, nonce, associatedData) }.map { ByteBuffer(bytes: $0) }
+            }
+            var ad = associatedData
+            body.withUnsafeReadableBytes { ad.append(contentsOf: $0) }
+            return open(UnsafeRawBufferPointer(start: nil, count: 0), tag, cipher, key, nonce, ad) == nil ? nil : body
         }
-        var ad = associatedData
-        body.withUnsafeReadableBytes { ad.append(contentsOf: $0) }
-        return open(Data(), tag, cipher, key, nonce, ad) == nil ? nil : body
     }
 
     private static func seal(_ message: UnsafeRawBufferPointer, _ cipher: Cipher, _ key: SymmetricKey, _ nonce: ChaChaPoly.Nonce,
@@ -68,8 +69,8 @@ enum PayloadSeal {
         }
     }
 
-    private static func open(_ ciphertext: Data, _ tag: Data, _ cipher: Cipher, _ key: SymmetricKey, _ nonce: ChaChaPoly.Nonce,
-                             _ associatedData: Data) -> Data? {
+    private static func open(_ ciphertext: UnsafeRawBufferPointer, _ tag: UnsafeRawBufferPointer, _ cipher: Cipher, _ key: SymmetricKey,
+                             _ nonce: ChaChaPoly.Nonce, _ associatedData: Data) -> Data? {
         switch cipher {
         case .chaChaPoly:
             guard let box = try? ChaChaPoly.SealedBox(nonce: nonce, ciphertext: ciphertext, tag: tag) else { return nil }
