@@ -8,13 +8,10 @@ extension MemberCapabilities {
     static let ofThisProcessor: MemberCapabilities = {
         #if os(Linux)
         guard let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return [] }
-        // The first processor's feature line is every processor's on the machines this runs on.
-        guard let line = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("flags") || $0.hasPrefix("Features") }) else { return [] }
-        let features = Set(line.split(separator: ":").last?.split(separator: " ").map(String.init) ?? [])
         #if arch(x86_64)
-        return features.isSuperset(of: ["aes", "pclmulqdq"]) ? [.aesGCMChannels] : []
+        return ofProcessor(cpuinfo: cpuinfo, needing: ["aes", "pclmulqdq"])
         #elseif arch(arm64)
-        return features.isSuperset(of: ["aes", "pmull"]) ? [.aesGCMChannels] : []
+        return ofProcessor(cpuinfo: cpuinfo, needing: ["aes", "pmull"])
         #else
         return []
         #endif
@@ -23,4 +20,14 @@ extension MemberCapabilities {
         return [.aesGCMChannels]
         #endif
     }()
+
+    /// `aesGCMChannels` when the first feature line of `cpuinfo` (x86's `flags`, ARM's `Features`; every processor's
+    /// line is the same on the machines this runs on) lists all of `needing`.
+    static func ofProcessor(cpuinfo: String, needing: Set<String>) -> MemberCapabilities {
+        guard let line = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("flags") || $0.hasPrefix("Features") }),
+              let colon = line.firstIndex(of: ":")
+        else { return [] }
+        let features = Set(line[line.index(after: colon)...].split(whereSeparator: \.isWhitespace).map(String.init))
+        return features.isSuperset(of: needing) ? [.aesGCMChannels] : []
+    }
 }

@@ -10,8 +10,9 @@ import NIOCore
 /// per-direction keys from it, bound to both key IDs and both ephemeral keys. Every routed frame is sealed with
 /// ChaCha20-Poly1305 under the sender's direction key, or with AES-256-GCM under the direction's AES key when both
 /// members' records announce `MemberCapabilities.aesGCMChannels` (`aesGCMFlag`): the nonce is the frame's sequence
-/// number, and the source, destination, flags and sequence are authenticated. Encrypted sessions encrypt the inner frame; sessions without
-/// encryption still authenticate it (the inner frame then travels in clear, followed by the tag).
+/// number, and the source, destination, flags and sequence are authenticated. Encrypted sessions encrypt the inner
+/// frame; sessions without encryption still authenticate it (the inner frame then travels in clear, followed by the
+/// tag).
 public struct EndToEndChannel: Sendable {
     /// Bytes of the authentication tag after the payload.
     public static let tagSize = 16
