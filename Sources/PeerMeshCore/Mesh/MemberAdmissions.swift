@@ -38,6 +38,7 @@ public struct MemberAdmissions: Sendable {
 
     /// An admission decision, ours or the member's.
     public enum Decision: Sendable, Equatable {
+        /// Let in, or kept out.
         case admitted, refused
     }
 

@@ -5,6 +5,7 @@ import NIOCore
 public struct MemberHandle: Hashable, Sendable, Comparable {
     let index: UInt32
 
+    /// Handles order as the members were first seen: a machine's output never depends on hash order.
     public static func < (lhs: MemberHandle, rhs: MemberHandle) -> Bool { lhs.index < rhs.index }
 }
 

@@ -149,6 +149,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public var asksAdmission = false
     /// What the mesh layer counted.
     public internal(set) var counters = MeshCounters()
+    /// Whether we are leaving or have left the session: nothing new is accepted.
     public private(set) var isClosed = false
     var publishAt: NIODeadline?
     var acknowledgeAt: NIODeadline?

@@ -41,10 +41,15 @@ public enum Frame: Hashable, Sendable {
 
     /// Frame type bytes.
     public enum Kind: UInt8, Sendable, CaseIterable {
+        /// The handshake, invitation, plain data, liveness and close frames (wire protocol §4).
         case hello = 1, invitation = 2, invitationResponse = 3, data = 4, heartbeat = 5, close = 6
+        /// Resource and stream transfer frames (§5).
         case transferOpen = 7, transferAccept = 8, transferChunk = 9, transferCredit = 10, transferEnd = 11
+        /// Resource and stream transfer frames (§5), continued.
         case transferReset = 12, transferDone = 13
+        /// Mesh, pairing, datagram and batch frames (§4, §5a, §5c).
         case linkState = 14, routed = 15, multicast = 16, pairing = 17, datagram = 18, datagramPort = 19, messages = 20
+        /// A link-state record with its origin's member capabilities (§5a).
         case linkStateWithCapabilities = 21
     }
 
@@ -113,6 +118,7 @@ public enum Frame: Hashable, Sendable {
 
     /// The invitee's verdict.
     public enum InvitationResponse: UInt8, Hashable, Sendable, CaseIterable {
+        /// What the invitee answered, or why no answer could be yes.
         case accepted = 0, declined = 1, sessionFull = 2, timedOut = 3, certificateRejected = 4
     }
 
@@ -167,7 +173,9 @@ public enum Frame: Hashable, Sendable {
 
         /// Close reasons on the wire.
         public enum Reason: UInt16, Hashable, Sendable, CaseIterable {
+            /// Why the sender closes the link (wire protocol §4, Close).
             case goodbye = 0, protocolViolation = 1, certificateRejected = 2, peerIDMismatch = 3, timedOut = 4
+            /// Why the sender closes the link, continued.
             case sessionFull = 5, declined = 6, internalError = 7, negotiationTampered = 8
         }
     }

@@ -66,7 +66,9 @@ public enum TransferKind: UInt8, Hashable, Sendable, CaseIterable {
 
 /// Why a transfer was reset, on the wire. Unknown values read as `other`.
 public enum TransferResetReason: UInt16, Hashable, Sendable, CaseIterable {
+    /// The reasons either side gives, as the matching `PeerMeshError` codes name them.
     case cancelled = 0, diskFull = 1, sourceChanged = 2, transferLimit = 3, hashMismatch = 4, fileAccess = 5
+    /// The reasons either side gives, continued.
     case protocolError = 6, other = 7, peerDisconnected = 8
     /// The receiver does not take this resource (it takes none, or none this large): not worth sending again as is.
     case refused = 9
