@@ -64,6 +64,22 @@ struct FrameCodecTests {
         #expect(read.payload.storageCapacity >= Frame.routed(routed).wireSize)
     }
 
+    @Test func aFinishedReadIsLetGoSoItsStorageCanBeReused() throws {
+        var read = ByteBufferAllocator().buffer(capacity: 4096)
+        Frame.heartbeat.write(into: &read)
+        Frame.heartbeat.write(into: &read)
+        var reader = FrameReader(limits: limits)
+        reader.append(read)
+        while try reader.next() != nil {}
+        // The layer below reuses its read buffer in place only if nobody else holds it; a write to a shared storage
+        // would copy it to a new address.
+        let before = read.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        read.clear()
+        read.writeInteger(UInt8(1))
+        #expect(read.withVeryUnsafeBytes { UInt(bitPattern: $0.baseAddress) } == before)
+        withExtendedLifetime(reader) {}
+    }
+
     /// A batch holds 2 to 1,024 messages: the bounds decode, one past either side is a violation.
     @Test(arguments: [(1, false), (2, true), (1024, true), (1025, false)])
     func batchMessageCounts(count: Int, valid: Bool) throws {

@@ -193,6 +193,18 @@ struct ResourceMachineTests {
         #expect(error.code == .sourceChanged)
     }
 
+    @Test func aChunkSlicedFromALargeReadIsWrittenFromStorageOfItsOwn() {
+        var read = ByteBufferAllocator().buffer(capacity: 512 * 1024)
+        read.writeBytes(Fixtures.random(300_000))
+        let chunk = read.getSlice(at: 1_000, length: 65_000)!
+        var receiver = ResourceReceiver(size: 65_000, offset: 0, window: 65_000)
+        guard case .write(0, let payload)? = receiver.chunk(offset: 0, payload: chunk).first else {
+            Issue.record("the chunk was not written"); return
+        }
+        #expect(payload == chunk)
+        #expect(payload.storageCapacity < 2 * 65_000, "the chunk pins \(payload.storageCapacity) bytes of storage")
+    }
+
     @Test func receiverWritesInOrderVerifiesThenCommits() {
         var receiver = ResourceReceiver(size: 6, offset: 0, window: 4)
         #expect(receiver.chunk(offset: 0, payload: ByteBuffer(bytes: [1, 2, 3])) == [.write(offset: 0, payload: ByteBuffer(bytes: [1, 2, 3]))])

@@ -321,19 +321,3 @@ extension SessionMachine {
         counters.acknowledgementsSent += 1
     }
 }
-
-extension ByteBuffer {
-    /// A copy of `other`'s readable bytes in storage of their own size: a relayed frame's payload is a slice of the
-    /// read buffer, and queued as it is, each frame waiting for the next link would keep a whole read buffer alive.
-    /// A slice that is at least half its storage stays as it is: it pins at most as much again, and copying a relayed
-    /// 60 KiB fragment cost the relay more than anything but TLS.
-    init(compacting other: ByteBuffer) {
-        if other.readableBytes * 2 >= other.storageCapacity {
-            self = other
-            return
-        }
-        self = ByteBufferAllocator().buffer(capacity: other.readableBytes)
-        var source = other
-        writeBuffer(&source)
-    }
-}

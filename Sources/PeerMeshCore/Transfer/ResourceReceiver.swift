@@ -52,7 +52,9 @@ public struct ResourceReceiver: Sendable {
         guard count <= size - received else { return violation("chunks beyond the announced size of \(size) bytes") }
         do { try window.received(payload.readableBytes) } catch { return fail(error, tell: .protocolError) }
         received += count
-        return [.write(offset: offset, payload: payload)]
+        // Held until the disk takes it: a chunk that is a slice of a large read would keep that whole read alive, and
+        // the TLS layer would allocate a new read buffer for every read while any such slice lives.
+        return [.write(offset: offset, payload: ByteBuffer(compacting: payload))]
     }
 
     /// `count` bytes reached the partial file.

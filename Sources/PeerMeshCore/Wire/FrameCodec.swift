@@ -243,13 +243,15 @@ extension Frame {
 }
 
 extension ByteBuffer {
-    mutating func readOrThrow<T: FixedWidthInteger>(_ type: T.Type, _ what: String) throws(PeerMeshError) -> T {
-        guard let value = readInteger(as: T.self) else { throw Frame.violation("truncated \(what)") }
+    // `what` is an autoclosure: frames are read on the hot path, and a description such as "\(kind) source" costs a
+    // reflection walk and allocations when it is built for every frame rather than for the malformed one.
+    mutating func readOrThrow<T: FixedWidthInteger>(_ type: T.Type, _ what: @autoclosure () -> String) throws(PeerMeshError) -> T {
+        guard let value = readInteger(as: T.self) else { throw Frame.violation("truncated \(what())") }
         return value
     }
 
-    mutating func readBytesOrThrow(_ count: Int, _ what: String) throws(PeerMeshError) -> [UInt8] {
-        guard let bytes = readBytes(length: count) else { throw Frame.violation("truncated \(what)") }
+    mutating func readBytesOrThrow(_ count: Int, _ what: @autoclosure () -> String) throws(PeerMeshError) -> [UInt8] {
+        guard let bytes = readBytes(length: count) else { throw Frame.violation("truncated \(what())") }
         return bytes
     }
 }

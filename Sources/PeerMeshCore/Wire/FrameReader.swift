@@ -50,6 +50,10 @@ public struct FrameReader: Sendable {
             started.writeBuffer(&current)
             partial = (started, 4 + Int(length))
             current = ByteBuffer()
+        } else if current.readableBytes == 0 {
+            // Let go of the read we finished: while we hold it (even empty), the layer below cannot reuse its storage
+            // and allocates a new one for the next read.
+            current = ByteBuffer()
         }
         return nil
     }
