@@ -27,11 +27,22 @@ struct OutboxTests {
             #expect(outbox.append(.init(message: message(Outbox.retiredSize, log: log), peers: [peer], mode: .reliable)) == .queuedFirst)
             // The loop takes it, copies it, and hands it back instead of dropping the app's storage itself.
             let taken = outbox.takeAll()
-            outbox.retire(taken.map(\.message))
+            outbox.retire(taken)
         }
         #expect(log.freed.withLockedValue { $0 } == 0, "kept for the sending side")
         _ = outbox.append(.init(message: Data([1]), peers: [peer], mode: .reliable))
         #expect(log.freed.withLockedValue { $0 } == 1, "freed by the next send")
+    }
+
+    @Test func aSmallMessageIsFreedByTheLoop() throws {
+        let outbox = Outbox(limit: 64 * 1024 * 1024)
+        let log = FreeLog()
+        let peer = try Identity.generate(displayName: "peer").peerID
+        do {
+            _ = outbox.append(.init(message: message(Outbox.retiredSize - 1, log: log), peers: [peer], mode: .reliable))
+            outbox.retire(outbox.takeAll())
+        }
+        #expect(log.freed.withLockedValue { $0 } == 1, "nothing kept for a message under \(Outbox.retiredSize) bytes")
     }
 
     @Test func closingFreesWhatWasRetired() throws {
@@ -40,7 +51,7 @@ struct OutboxTests {
         let peer = try Identity.generate(displayName: "peer").peerID
         do {
             _ = outbox.append(.init(message: message(Outbox.retiredSize, log: log), peers: [peer], mode: .reliable))
-            outbox.retire(outbox.takeAll().map(\.message))
+            outbox.retire(outbox.takeAll())
         }
         outbox.close()
         #expect(log.freed.withLockedValue { $0 } == 1)
