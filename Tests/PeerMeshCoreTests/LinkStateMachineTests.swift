@@ -439,7 +439,11 @@ struct LinkStateMachineTests {
                                   pairingNonce: Fixtures.bytes(32, 12), now: pair.now)
         pair.start()
         let record = try LinkStateRecord.signed(by: Fixtures.identity("far"), version: 1, neighbors: [], capabilities: .all)
-        #expect(pair.acceptor.frameReceived(.linkState(record.withoutCapabilities), now: pair.now).count == 1, "frame 14 is for the mesh")
+        let accepted = pair.acceptor.frameReceived(.linkState(record.withoutCapabilities), now: pair.now)
+        guard accepted.count == 1, case .mesh(.linkState(let handed), _) = accepted[0] else {
+            Issue.record("frame 14 was not handed to the mesh: \(accepted)"); return
+        }
+        #expect(handed == record.withoutCapabilities)
         #expect(Self.closeCode(pair.acceptor.frameReceived(.linkState(record), now: pair.now)) == .protocolViolation)
     }
 

@@ -9,6 +9,7 @@ import Testing
     @Test func relayedFramesUseAESGCMOnlyBetweenMembersThatBothAnnounceIt() throws {
         // 0 – 1 – 2 – 3: member 2 has no AES instructions; 0 reaches 2 and 3 only through relays.
         let network = try DatagramSimulationTests.line(4, udp: nil)
+        network.countsSealedFrames = true
         for _ in 0..<50 {
             network.send(from: 0, to: 3, size: 10_000)
             network.send(from: 0, to: 2, size: 10_000)
@@ -33,6 +34,7 @@ import Testing
         // 0 – 1 – 2 – 3 – 4 on links 0–3: link 3 (members 3 and 4) carries records without capabilities, so 0 never
         // learns 4's, and 4 never learns anyone's. Both directions stay ChaCha20-Poly1305, and everything arrives.
         let network = try DatagramSimulationTests.line(5, udp: nil)
+        network.countsSealedFrames = true
         for _ in 0..<20 {
             network.send(from: 0, to: 4, size: 10_000)
             network.send(from: 4, to: 0, size: 10_000)

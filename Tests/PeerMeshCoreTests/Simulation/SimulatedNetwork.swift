@@ -126,6 +126,8 @@ final class SimulatedNetwork {
     /// every frame encoded and decoded) instead of coming up and down by fiat.
     let linkMachines: Bool
     var udp: UDPModel?
+    /// Whether to count `sealedFrames` (off by default: it costs a look-up per relayed frame in every scenario).
+    var countsSealedFrames = false
     /// Channel frames members sealed for relays, by source, destination and cipher (AES-GCM or ChaCha20-Poly1305).
     private(set) var sealedFrames: [SealedFrames: Int] = [:]
     struct SealedFrames: Hashable {
@@ -433,7 +435,7 @@ final class SimulatedNetwork {
             guard members[index].machine != nil else { return }
             switch directive {
             case .write(let frame, let end, _, let handOver):
-                if case .routed(let routed) = frame, !routed.isDirect, routed.flags & EndToEndChannel.ackFlag == 0,
+                if countsSealedFrames, case .routed(let routed) = frame, !routed.isDirect, routed.flags & EndToEndChannel.ackFlag == 0,
                    let to = Self.identities.firstIndex(where: { $0.peerID.keyID == routed.destination }) {
                     sealedFrames[SealedFrames(from: index, to: to, aesGCM: routed.flags & EndToEndChannel.aesGCMFlag != 0), default: 0] += 1
                 }
