@@ -4,7 +4,7 @@ import PeerMesh
 
 /// Options every command that runs a session shares.
 struct SessionOptions: ParsableArguments {
-    @Option(help: "Display name (1–63 UTF-8 bytes). Default: the identity file's name, or the host name.")
+    @Option(help: "Display name (1–63 UTF-8 bytes), saved in the identity file: on an existing identity it renames it for good (same key, so peers still know you). Default: the identity file's name, or the host name.")
     var name: String?
 
     @Option(help: "Identity file (PEM, created with mode 0600 if missing). Default: $XDG_CONFIG_HOME/peermesh/identity.pem.")
