@@ -50,6 +50,7 @@ let package = Package(
             dependencies: [
                 "PeerMeshCore",
                 "PeerMeshAvahi",
+                "CFileWriteback",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -87,6 +88,7 @@ let package = Package(
         ),
         // fopencookie (a GNU extension) so the CLI can route what C libraries print on stderr.
         .target(name: "CStderrFilter"),
+        .target(name: "CFileWriteback"),
         .executableTarget(
             name: "peermesh",
             dependencies: [

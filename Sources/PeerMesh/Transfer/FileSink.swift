@@ -1,3 +1,4 @@
+import CFileWriteback
 import Crypto
 import Dispatch
 import Foundation
@@ -23,6 +24,7 @@ actor FileSink {
     /// Bytes written (and hashed) so far.
     private(set) var offset: UInt64 = 0
     private var hasher = SHA256()
+    private var writeback = WritebackSchedule(from: 0)
 
     /// The hidden directory of partial files under `directory`.
     static func partialDirectory(in directory: URL) -> URL {
@@ -81,6 +83,7 @@ actor FileSink {
             hasher.update(data: block)
             offset += UInt64(block.count)
         }
+        writeback = WritebackSchedule(from: offset)
     }
 
     /// Removes partial files under `directory` untouched for `age` or longer: transfers nobody resumed in time.
@@ -134,6 +137,14 @@ actor FileSink {
         }
         payload.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
         offset += UInt64(total)
+        startWritebackIfDue()
+    }
+
+    /// Asks the kernel to start writing what `writeback` says is due, without waiting for it.
+    private func startWritebackIfDue() {
+        guard let due = writeback.wrote(upTo: offset) else { return }
+        // A failure here costs only the overlap: `commit`'s fdatasync still writes everything and reports errors.
+        _ = pm_start_writeback(fd, off_t(due.lowerBound), off_t(due.count))
     }
 
     /// The SHA-256 of everything written; the running hash stays usable.

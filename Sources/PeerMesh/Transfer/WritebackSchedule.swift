@@ -1,0 +1,23 @@
+/// When a file being received should be handed to the disk: every `stride` bytes written, the range written since
+/// the last time.
+///
+/// Why: left to itself the kernel starts writing only when a tenth of memory is dirty, so a received file of a few
+/// GiB reached the disk only in `commit`'s fdatasync, after the transfer had ended. On the reference machine that
+/// wait was a fifth of a 1 GiB transfer; started as the bytes arrive, the disk works while the network does.
+struct WritebackSchedule {
+    /// Bytes written between two writeback requests.
+    static let stride: UInt64 = 8 * 1024 * 1024
+
+    /// Where the bytes not yet handed to the disk begin.
+    private var start: UInt64
+
+    /// A schedule for a file whose first `offset` bytes are already there (a resumed partial file).
+    init(from offset: UInt64) { start = offset }
+
+    /// The file now holds `offset` bytes: the range to hand to the disk, or nil until `stride` bytes are due.
+    mutating func wrote(upTo offset: UInt64) -> Range<UInt64>? {
+        guard offset >= start, offset - start >= Self.stride else { return nil }
+        defer { start = offset }
+        return start..<offset
+    }
+}
