@@ -205,6 +205,15 @@ struct ResourceMachineTests {
         #expect(payload.storageCapacity < 2 * 65_000, "the chunk pins \(payload.storageCapacity) bytes of storage")
     }
 
+    @Test func aResetQuotesThePeersOwnTextAsThePeers() {
+        let theirs = "The received bytes did not match the sender's SHA-256; nothing was kept. Ask the sender to send again."
+        let error = TransferResetReason.hashMismatch.error(theirs)
+        #expect(error.code == .hashMismatch)
+        #expect(error.message == "The received bytes did not match the sender's SHA-256; nothing was kept. Send again. The peer said: \"\(theirs)\"")
+        #expect(TransferResetReason.cancelled.error("").message == "The transfer was cancelled by the peer.")
+        #expect(TransferResetReason.refused.error("they declined it.").message == "The receiver refused the file: they declined it.")
+    }
+
     @Test func receiverWritesInOrderVerifiesThenCommits() {
         var receiver = ResourceReceiver(size: 6, offset: 0, window: 4)
         #expect(receiver.chunk(offset: 0, payload: ByteBuffer(bytes: [1, 2, 3])) == [.write(offset: 0, payload: ByteBuffer(bytes: [1, 2, 3]))])

@@ -73,18 +73,24 @@ public enum TransferResetReason: UInt16, Hashable, Sendable, CaseIterable {
     /// The receiver does not take this resource (it takes none, or none this large): not worth sending again as is.
     case refused = 9
 
-    /// The error to report locally for a reset with this reason.
+    /// The error to report locally for a reset with this reason and the peer's `message`: for a refusal, the reason
+    /// it gives; otherwise its own local error, written for its side, so it is quoted as the peer's rather than read
+    /// as advice to us (a hash mismatch used to repeat itself, ending in "Ask the sender to send again" to the sender).
     public func error(_ message: String) -> PeerMeshError {
+        let said = message.isEmpty ? "" : " The peer said: \"\(message)\""
         switch self {
-        case .cancelled: PeerMeshError(.cancelled, "The transfer was cancelled by the peer. \(message)")
-        case .diskFull: PeerMeshError(.diskFull, "The receiver ran out of disk space; free space there and send again. \(message)")
-        case .sourceChanged: PeerMeshError(.sourceChanged, "The file changed or vanished while it was being sent; send it again once it is stable. \(message)")
-        case .transferLimit: PeerMeshError(.transferLimit, "The peer already runs as many transfers with us as it allows; wait for one to finish. \(message)")
-        case .hashMismatch: PeerMeshError(.hashMismatch, "The received bytes did not match the sender's SHA-256; nothing was kept. Send again. \(message)")
-        case .fileAccess: PeerMeshError(.fileAccess, "The peer could not read or write the file. \(message)")
-        case .protocolError, .other: PeerMeshError(.transferFailed, "The peer aborted the transfer. \(message)")
-        case .peerDisconnected: PeerMeshError(.peerDisconnected, "The peer left before the transfer finished. \(message)")
-        case .refused: PeerMeshError(.resourceRefused, "The receiver refused the file: \(message)")
+        case .cancelled: return PeerMeshError(.cancelled, "The transfer was cancelled by the peer.\(said)")
+        case .diskFull: return PeerMeshError(.diskFull, "The receiver ran out of disk space; free space there and send again.\(said)")
+        case .sourceChanged:
+            return PeerMeshError(.sourceChanged, "The file changed or vanished while it was being sent; send it again once it is stable.\(said)")
+        case .transferLimit:
+            return PeerMeshError(.transferLimit, "The peer already runs as many transfers with us as it allows; wait for one to finish.\(said)")
+        case .hashMismatch:
+            return PeerMeshError(.hashMismatch, "The received bytes did not match the sender's SHA-256; nothing was kept. Send again.\(said)")
+        case .fileAccess: return PeerMeshError(.fileAccess, "The peer could not read or write the file.\(said)")
+        case .protocolError, .other: return PeerMeshError(.transferFailed, "The peer aborted the transfer.\(said)")
+        case .peerDisconnected: return PeerMeshError(.peerDisconnected, "The peer left before the transfer finished.\(said)")
+        case .refused: return PeerMeshError(.resourceRefused, "The receiver refused the file: \(message)")
         }
     }
 
