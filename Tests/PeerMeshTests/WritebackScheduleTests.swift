@@ -30,7 +30,7 @@ struct WritebackScheduleTests {
         defer { scratch.remove() }
         let path = scratch.base.appendingPathComponent("w.bin").path
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        #expect(fd >= 0)
+        try #require(fd >= 0, "errno \(errno)")
         defer { close(fd) }
         let bytes = [UInt8](repeating: 7, count: 1 << 20)
         #expect(bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } == bytes.count)

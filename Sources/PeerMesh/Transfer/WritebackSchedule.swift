@@ -16,7 +16,7 @@ struct WritebackSchedule {
 
     /// The file now holds `offset` bytes: the range to hand to the disk, or nil until `stride` bytes are due.
     mutating func wrote(upTo offset: UInt64) -> Range<UInt64>? {
-        guard offset >= start, offset - start >= Self.stride else { return nil }
+        guard offset >= start + Self.stride else { return nil }
         defer { start = offset }
         return start..<offset
     }

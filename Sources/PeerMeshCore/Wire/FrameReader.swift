@@ -49,12 +49,10 @@ public struct FrameReader: Sendable {
             var started = ByteBufferAllocator().buffer(capacity: 4 + Int(length))
             started.writeBuffer(&current)
             partial = (started, 4 + Int(length))
-            current = ByteBuffer()
-        } else if current.readableBytes == 0 {
-            // Let go of the read we finished: while we hold it (even empty), the layer below cannot reuse its storage
-            // and allocates a new one for the next read.
-            current = ByteBuffer()
         }
+        // Let go of a read we took everything from: while we hold it (even empty), the layer below cannot reuse its
+        // storage and allocates a new one for the next read.
+        if current.readableBytes == 0 { current = ByteBuffer() }
         return nil
     }
 
