@@ -152,6 +152,8 @@ let package = Package(
             dependencies: ["PeerMeshCore", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
             path: "Tests/PeerMeshFlood"
         ),
+        // A man in the middle trying verification codes online, for the pairing-budget tests on test hosts.
+        .executableTarget(name: "peermesh-grinder", dependencies: ["PeerMesh"], path: "Tests/PeerMeshGrinder"),
         // Test hosts (network namespaces) and child processes, shared by the test targets.
         .target(name: "PeerMeshTestSupport", path: "Tests/PeerMeshTestSupport"),
         .target(
@@ -177,6 +179,7 @@ let package = Package(
                 "peermesh-meshpeer",
                 "peermesh-rewriter",
                 "peermesh-flood",
+                "peermesh-grinder",
                 "mc-chat",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -79,7 +79,7 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
     /// Without an `MCSession` for the peer yet, publishing begins when the first one is created.
     open func startAdvertisingPeer() {
         do {
-            _ = try ServiceType(Self.normalized(serviceType))
+            _ = try ServiceType(serviceType)
             _ = try TXTRecordEncoder.encode(discoveryInfo: discoveryInfo ?? [:])
         } catch {
             return reportNotStarted(MCError(error))
@@ -107,7 +107,7 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         guard let session = localPeer.receivingSession?.backing else { return }
         let advertiser: Advertiser
         do {
-            advertiser = try Advertiser(session: session, serviceType: Self.normalized(serviceType), discoveryInfo: discoveryInfo ?? [:])
+            advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: discoveryInfo ?? [:])
         } catch {
             return failed(MCError(error))
         }
@@ -134,10 +134,6 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         previous?.advertiser?.stop()
         previous?.pump?.cancel()
     }
-
-    /// MC lets apps use upper case ("Pictionary"); DNS-SD compares service types case-insensitively, so PeerMesh
-    /// publishes and browses the lower-case form.
-    static func normalized(_ serviceType: String) -> String { serviceType.lowercased() }
 
     /// Publishing failed for good: the advertiser stops (and answers no invitations) and tells its delegate once.
     private func failed(_ error: MCError) {

@@ -61,7 +61,7 @@ open class MCNearbyServiceBrowser: NSObject, @unchecked Sendable {
     open func startBrowsingForPeers() {
         let browser: Browser
         do {
-            browser = try Browser(session: scout, serviceType: MCNearbyServiceAdvertiser.normalized(serviceType))
+            browser = try Browser(session: scout, serviceType: serviceType)
         } catch {
             return report { $1.browser($0, didNotStartBrowsingForPeers: MCError(error)) }
         }

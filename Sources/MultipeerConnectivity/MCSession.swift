@@ -356,8 +356,8 @@ open class MCSession: NSObject, @unchecked Sendable {
         case .incomingConnectionFailed(let peer?, _) where expected.withLockedValue({ $0.remove(peer) }) != nil:
             // A peer we `connectPeer`ed reached us but failed (its certificate, a mismatch): the app hears it now.
             await callDelegate { session, delegate in delegate.session(session, peer: MCPeerID(remote: peer), didChange: .notConnected) }
-        case .peerVerified, .incomingConnectionFailed:
-            break
+        case .peerVerified, .incomingConnectionFailed, .pairingAbandoned:
+            break   // MC has no verification codes to warn about
         }
     }
 

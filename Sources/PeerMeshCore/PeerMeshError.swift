@@ -82,6 +82,9 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let transferFailed = Code("transferFailed")
         /// A resource offer can no longer be answered: it was answered already, or its sender withdrew it.
         public static let offerClosed = Code("offerClosed")
+        /// New pairings wait: too many recent ones were abandoned after their verification codes were computed
+        /// (`PairingBudget`); try again in a minute.
+        public static let pairingsPaused = Code("pairingsPaused")
     }
 
     /// What went wrong.

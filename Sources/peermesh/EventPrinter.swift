@@ -54,6 +54,8 @@ enum EventPrinter {
             return "\(name) to \(peer.displayName) interrupted; it resumes if \(peer.displayName) is back by \(RoomOutput.clock(until))"
         case .streamOpened(let name, let peer, _):
             return "\(peer.displayName) opened a stream \(name)"
+        case .pairingAbandoned(let abandonment):
+            return "warning: \(abandonment)"
         }
     }
 }

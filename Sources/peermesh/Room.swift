@@ -5,7 +5,7 @@ import PeerMesh
 
 /// Options shared by the room commands.
 struct RoomOptions: ParsableArguments {
-    @Option(help: "DNS-SD service type (1–15 lowercase letters, digits, hyphens); apps can use their own.")
+    @Option(help: "DNS-SD service type (1–15 letters, digits, hyphens; case does not matter); apps can use their own.")
     var serviceType = "peermesh"
 
     @Flag(help: "Print one JSON object per line instead of text.")
@@ -400,6 +400,10 @@ final class Room: Sendable {
                     output.event("undelivered", RoomOutput.fields(peer).merging(["count": .int(texts.count), "message": .string(why)]) { $1 },
                                  human: "\(texts.count) message(s) to \(peer.displayName) may not have arrived: \(why)")
                 }
+            case .pairingAbandoned(let abandonment):
+                output.event("pairing-abandoned", ["peer": .string(abandonment.peer?.displayName ?? ""), "address": .string(abandonment.address ?? ""),
+                                                   "in_last_hour": .int(abandonment.abandonedInLastHour), "pairings_wait": .bool(abandonment.newPairingsWait)],
+                             human: "warning: \(abandonment)")
             case .incomingConnectionFailed(let peer, let error):
                 let why = UserWords.explain(error)
                 output.event("connection-failed", ["message": .string(why), "code": .string(error.code.name), "peer": .string(peer?.displayName ?? "")],

@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func serviceTypesCompareCaseInsensitivelyAndBadOnesAreReported() async {
-        #expect(MCNearbyServiceAdvertiser.normalized("Pictionary") == "pictionary")
+        #expect((try? ServiceType("Pictionary"))?.name == "pictionary")
         final class Watcher: NSObject, MCNearbyServiceAdvertiserDelegate, MCNearbyServiceBrowserDelegate, @unchecked Sendable {
             let lock = NSLock()
             var errors: [MCError.Code] = []

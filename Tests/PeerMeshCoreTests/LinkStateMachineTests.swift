@@ -16,6 +16,8 @@ struct LinkPair {
     /// Whether TLS is negotiated and which keys TLS "authenticated" (nil: the real ones).
     var tlsKeyForConnector: [UInt8]?
     var tlsKeyForAcceptor: [UInt8]?
+    /// Sides whose Hello the pairing budget holds back (`.requestReveal` left unanswered); others reveal at once.
+    var revealHeld: Set<String> = []
     /// An on-path attacker: rewrites the bytes of each preamble on its way to `Side` (the receiver).
     var rewritePreamble: ((Side, inout [UInt8]) -> Void)?
     private(set) var log: [(Side, LinkStateMachine.Action)] = []
@@ -104,6 +106,8 @@ struct LinkPair {
                 var bytes = ByteBuffer()
                 frame.write(into: &bytes)
                 inFlight.append((other, .frame(try! Frame.read(from: &bytes, limits: .default)!)))
+            case .requestReveal:
+                if !revealHeld.contains("\(side)") { perform(side, update(side) { $0.revealPermitted(now: now) }) }
             case .askCertificate:
                 if let verdict = side == .connector ? connectorVerdict : acceptorVerdict {
                     perform(side, update(side) { $0.certificateVerdict(accepted: verdict, now: now) })

@@ -261,6 +261,8 @@ final class Peer: Sendable {
                              "errorCode": error.code.name])
             case .peerVerified(let peer, let security):
                 Output.emit(["event": "verified", "peer": peer.displayName, "code": security.endToEndCode ?? ""])
+            case .pairingAbandoned(let abandonment):
+                Output.emit(["event": "pairing-abandoned", "in_last_hour": abandonment.abandonedInLastHour, "wait": abandonment.newPairingsWait])
             }
         }
     }

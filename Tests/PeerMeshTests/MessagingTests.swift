@@ -132,6 +132,7 @@ struct MessagingTests {
             $0.maximumPendingConnectionsPerSource = 64
             $0.maximumPendingInvitations = 64
             $0.maximumPendingInvitationsPerSource = 64
+            $0.maximumAbandonedPairingsPerSource = 64
             // 63 TLS handshakes at once in a debug build can outlast the pre-authentication step deadlines on a
             // busy 2-core machine; this test is about the session's size, not about those deadlines.
             $0.preambleTimeout = .seconds(30)

@@ -7,6 +7,9 @@ import X509
 
 /// What a link reports to its session. Called on the session's event loop.
 protocol LinkDelegate: AnyObject {
+    /// Our Hello is ready and would reveal our pairing nonce: answer with `revealPermitted()` when the session's
+    /// pairing budget allows.
+    func linkRequestsReveal(_ link: LinkHandler)
     func link(_ link: LinkHandler, needsCertificateVerdictFor peer: VerifiedPeer)
     func link(_ link: LinkHandler, receivedInvitationFrom peer: VerifiedPeer, context: [UInt8], deadline: NIODeadline)
     func link(_ link: LinkHandler, connected peer: PeerID)
@@ -78,6 +81,8 @@ final class LinkHandler: ChannelInboundHandler {
     var isAwaitingAnswer: Bool { machine.isAwaitingAnswer }
     /// Whether this link agreed on `capability` with the peer.
     func agrees(on capability: Capabilities) -> Bool { machine.peer?.negotiation.capabilities.contains(capability) == true }
+    /// Whether the link revealed our pairing nonce and ended, or is ending, without a decision (`PairingBudget`).
+    var abandonedPairing: Bool { machine.abandonedPairing }
     /// Data frames the peer sent before it was accepted (and that were therefore dropped).
     var framesDiscardedBeforeAcceptance: Int { machine.framesDiscardedBeforeAcceptance }
     /// The peer's remote address.
@@ -166,6 +171,8 @@ final class LinkHandler: ChannelInboundHandler {
     }
 
     // MARK: Commands from the session (on the event loop)
+
+    func revealPermitted() { perform(machine.revealPermitted(now: .now())) }
 
     func certificateVerdict(accepted: Bool) { perform(machine.certificateVerdict(accepted: accepted, now: .now())) }
 
@@ -284,6 +291,8 @@ final class LinkHandler: ChannelInboundHandler {
                 } catch {
                     perform(machine.errorCaught(PeerMeshError(.tlsHandshakeFailed, "Could not start TLS.", underlying: error)))
                 }
+            case .requestReveal:
+                delegate?.linkRequestsReveal(self)
             case .send(let frame):
                 // After what the app queued before it (a Close frame must not overtake the last messages).
                 drainPendingSends()

@@ -72,21 +72,36 @@ public final class Session: Sendable {
         core.loop.execute { core.disconnect() }
     }
 
-    /// Installs the handler that judges each peer's certificate; without one every certificate is accepted.
-    /// A handler that does not answer before the invitation's timeout rejects the peer.
+    /// Installs the handler that judges each member's certificate, however it joins: a neighbour's from its TLS
+    /// handshake, and that of a member others introduce (reached only through relays) carried end to end from it,
+    /// before it is `.connected` and before any of its data reaches the app. Without one every certificate is
+    /// accepted. A handler that does not answer before the invitation's timeout (a neighbour) or
+    /// `Configuration.admissionTimeout` (a member others introduced) rejects the member. Install it before the first
+    /// member joins.
     public func setCertificateHandler(_ handler: CertificateHandler?) {
         certificateHandlerBox.withLockedValue { $0 = handler }
+        updateJudging()
     }
 
     /// Installs the handler that decides about each member others introduce (one we reach only through other
     /// members, which never invited us itself): it gets the member, the neighbour it came through and the code two
-    /// people compare, and returns whether to admit it. Without one, such members are admitted. A member is
-    /// `.connected` only once both sides admitted each other; one the handler does not answer about before
-    /// `Configuration.admissionTimeout` is refused. Install it before the first member joins.
+    /// people compare, and returns whether to admit it. It is asked only about members the certificate handler (if
+    /// any) accepted: an addition to that judgement, never a way around it. Without either handler, such members
+    /// are admitted, as neighbours are without a certificate handler. A member is `.connected` only once both sides
+    /// admitted each other; one the handler does not answer about before `Configuration.admissionTimeout` is
+    /// refused. Install it before the first member joins.
     public func setAdmissionHandler(_ handler: AdmissionHandler?) {
         admissionHandlerBox.withLockedValue { $0 = handler }
-        let core = self.core
-        core.loop.execute { core.machine.asksAdmission = handler != nil }
+        updateJudging()
+    }
+
+    /// Members others introduce are paired with and judged whenever the app installed either handler.
+    private func updateJudging() {
+        let (core, certificates, admissions) = (self.core, certificateHandlerBox, admissionHandlerBox)
+        // Read on the loop, so two calls racing on other threads still leave the flag as the handlers are.
+        core.loop.execute {
+            core.machine.judgesMembers = certificates.withLockedValue { $0 != nil } || admissions.withLockedValue { $0 != nil }
+        }
     }
 
     /// Starts listening for invitations (idempotent); returns the local address.

@@ -38,6 +38,14 @@ extension Session {
         public var maximumPendingInvitations = 16
         /// Most invitations waiting for an answer from one source.
         public var maximumPendingInvitationsPerSource = 4
+        /// Pairings one source (an IPv4 address, or an IPv6 /64) may abandon within a minute — links that ended
+        /// after our verification code could be computed and before anyone decided, which is how a man in the middle
+        /// tries codes online — counting those in flight. Beyond it, new pairings from that source wait (§7 of the
+        /// wire protocol); each abandoned one is reported as `.pairingAbandoned`.
+        public var maximumAbandonedPairingsPerSource = 5
+        /// Pairings all sources together may abandon within an hour, counting those in flight: 64 keeps a 50 %
+        /// chance of matching a six-digit code above 1.2 years at the maximum rate. Beyond it new pairings wait.
+        public var maximumAbandonedPairings = 64
         /// How long the admission handler has to answer about a member others introduced before it counts as a
         /// refusal (and how long a pairing for it may take before it starts again).
         public var admissionTimeout: Duration = .seconds(120)
@@ -116,6 +124,8 @@ extension Session {
                       "The pending-connection and pending-invitation limits must be at least 1.")
             try check(preambleTimeout > .zero && handshakeStepTimeout > .zero, "Timeouts must be positive.")
             try check(admissionTimeout > .zero, "admissionTimeout must be positive.")
+            try check(maximumAbandonedPairingsPerSource >= 1 && maximumAbandonedPairings >= maximumAbandonedPairingsPerSource,
+                      "maximumAbandonedPairingsPerSource must be at least 1 and maximumAbandonedPairings at least that.")
             try check(maximumOpenAdmissionsPerNeighbor >= 1 && maximumOpenAdmissions >= maximumOpenAdmissionsPerNeighbor,
                       "maximumOpenAdmissionsPerNeighbor must be at least 1 and maximumOpenAdmissions at least that.")
             try check(maximumUndecidedMembersPerNeighbor >= maximumOpenAdmissionsPerNeighbor,

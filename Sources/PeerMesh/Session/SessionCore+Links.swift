@@ -51,7 +51,7 @@ extension SessionCore {
         loop.preconditionInEventLoop()
         if isClosed { return loop.makeFailedFuture(Self.closedError) }
         let peer = data.peerID
-        if let refusal = refusal(toDial: peer, ownMessage: "That connection data is our own; a session cannot join itself.") {
+        if let refusal = refusal(toDial: peer, ownMessage: "That connection data is our own; a session cannot join itself.") ?? fullRefusal {
             return loop.makeFailedFuture(refusal)
         }
         machine.connectStarted(peer)
@@ -70,6 +70,7 @@ extension SessionCore {
                 .alreadyConnected, "\(own) is this session's own listening address; a session cannot join itself. Give the other peer's address."
             ))
         }
+        if let fullRefusal { return loop.makeFailedFuture(fullRefusal) }
         let learned = NIOLoopBoundBox<PeerID?>(nil, eventLoop: loop)
         let promise = loop.makePromise(of: PeerID.self)
         let connection = OutgoingConnection(target: .address(described, learned: learned), promise: promise, awaitingAnswer: awaitingAnswer)
@@ -308,6 +309,7 @@ extension SessionCore {
     func link(_ link: LinkHandler, connected peer: PeerID) {
         let id = ObjectIdentifier(link)
         releaseSlots(of: id)
+        pairingDecided(on: link)
         announcedIncoming.remove(id)
         link.setAutoRead(isReading)
         linkUp(link, peer: peer)
@@ -317,6 +319,7 @@ extension SessionCore {
     func link(_ link: LinkHandler, closedWith reason: PeerMeshError?) {
         let id = ObjectIdentifier(link)
         releaseSlots(of: id)
+        pairingEnded(on: link)
         let wasEvicted = evicted.remove(id) != nil
         links[id] = nil
         let wasAnnounced = announcedIncoming.remove(id) != nil
@@ -338,6 +341,20 @@ extension SessionCore {
     }
 
     private var isFull: Bool { machine.neighborCount + 1 >= configuration.maximumPeers }
+
+    /// Why we dial no one more: our direct links and our dials under way, with us, reach `maximumPeers` (members
+    /// reached through others do not count). Checked before dialling, so the peer never sees the attempt.
+    private var fullRefusal: PeerMeshError? {
+        // Dials of a known peer are in the machine's count; a dial by address joins it once its Hello names the peer.
+        let dialling = machine.connectingCount + outgoing.values.count { if case .address(_, let learned) = $0.target { learned.value == nil } else { false } }
+        guard machine.neighborCount + dialling + 1 >= configuration.maximumPeers else { return nil }
+        return PeerMeshError(
+            .sessionFull,
+            "This session already has \(machine.neighborCount) direct link(s)\(dialling > 0 ? " and \(dialling) being dialled" : ""): "
+                + "with us that is its maximumPeers of \(configuration.maximumPeers). Raise Configuration.maximumPeers (the CLI's "
+                + "--max-peers), or join through a member (members reached through others do not count)."
+        )
+    }
 }
 
 /// One of our dials: whom it is for, the caller waiting for it, and who wants to hear that the peer's app is deciding.

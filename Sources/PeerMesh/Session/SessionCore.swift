@@ -55,6 +55,10 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     var evicted: Set<ObjectIdentifier> = []
     /// Incoming links whose invitation the app accepted (so it was told `.connecting`).
     var announcedIncoming: Set<ObjectIdentifier> = []
+    /// Pairings that revealed our nonce and have not settled, or ended undecided (SessionCore+Pairings.swift).
+    var pairings: PairingBudget<ObjectIdentifier>
+    var abandonedPairings = 0
+    var pairingCheck: Scheduled<Void>?
 
     init(loop: EventLoop, identity: Identity, encryption: EncryptionPreference, configuration: Session.Configuration,
          tls: TLSContexts, source: SessionEvents.Producer.Source, roster: NIOLockedValueBox<[PeerID]>,
@@ -73,6 +77,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                                                          perSource: configuration.maximumPendingConnectionsPerSource))
         self.heldInvitations = ConnectionBudget(limits: .init(total: configuration.maximumPendingInvitations,
                                                               perSource: configuration.maximumPendingInvitationsPerSource))
+        self.pairings = PairingBudget(limits: .init(perSource: configuration.maximumAbandonedPairingsPerSource,
+                                                    total: configuration.maximumAbandonedPairings))
         var settings = Machine.Settings(
             encryption: encryption, maximumHops: configuration.maximumHops, frameLimits: configuration.frameLimits,
             maximumMessageSize: configuration.maximumMessageSize, maximumPeers: configuration.maximumPeers,
@@ -181,6 +187,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     /// What the mesh layer counted, with the unreliable messages the shell dropped rather than queue.
     var meshCounters: MeshCounters {
         var counters = machine.counters
+        counters.abandonedPairings = abandonedPairings
         counters.unreliableDropped += outbox.droppedUnreliable + droppedDatagrams + (datagramSocket?.socket.dropped ?? 0)
         return counters
     }
@@ -288,8 +295,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                 links[id]?.leave()
             case .dial(let peer, let endpoints):
                 dial(peer, endpoints)
-            case .askAdmission(let peer, let introducer, let code):
-                ask(about: peer, introducer: introducer, code: code)
+            case .askAdmission(let peer, let introducer, let code, let certificate):
+                ask(about: peer, introducer: introducer, code: code, certificate: certificate)
             case .sendDatagram(let datagram, let endpoint):
                 if let socket = datagramSocket?.socket { socket.send(datagram, to: endpoint) } else { droppedDatagrams += 1 }
             }
@@ -325,17 +332,30 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         }
     }
 
-    /// Asks the app's admission handler; it may never answer (the machine's admission deadline refuses the member
-    /// then, and a late answer is ignored).
-    private func ask(about peer: PeerID, introducer: PeerID, code: String) {
-        guard let handler = admissionHandler.withLockedValue({ $0 }) else {
+    /// Judges a member others introduced as a neighbour is judged: the certificate handler first (a member that sent
+    /// no certificate cannot pass it), then the admission handler. With neither installed, the default a neighbour
+    /// gets: admitted. A handler may never answer (the machine's admission deadline refuses the member then, and a
+    /// late answer is ignored).
+    private func ask(about peer: PeerID, introducer: PeerID, code: String, certificate: [UInt8]?) {
+        let certificateHandler = self.certificateHandler.withLockedValue { $0 }
+        let admissionHandler = self.admissionHandler.withLockedValue { $0 }
+        guard certificateHandler != nil || admissionHandler != nil else {
+            return admissionAnswered(peer, admitted: true)
+        }
+        if certificateHandler != nil, certificate == nil {
             return admissionAnswered(peer, admitted: false)
         }
         let admission = MemberAdmission(peer: peer, introducer: introducer, verificationCode: code,
                                         deadline: ContinuousClock.now + configuration.admissionTimeout)
         let loop = self.loop
         Task {
-            let admitted = await handler(admission)
+            var admitted = true
+            if let certificateHandler, let certificate {
+                admitted = await certificateHandler(peer, PeerCertificate(derBytes: certificate))
+            }
+            if admitted, let admissionHandler {
+                admitted = await admissionHandler(admission)
+            }
             loop.execute { self.admissionAnswered(peer, admitted: admitted) }
         }
     }

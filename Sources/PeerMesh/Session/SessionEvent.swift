@@ -61,4 +61,31 @@ public enum SessionEvent: Sendable {
     case resourceSendChanged(name: String, to: PeerID, progress: Progress, phase: ResourceSendPhase)
     /// A peer opened a named byte stream to us; read `bytes` (in order, ends when the sender finishes).
     case streamOpened(name: String, from: PeerID, bytes: ByteStream)
+    /// A link ended after our verification code could be computed and before anyone decided about it: show it to
+    /// the person who compares codes. Expected now and then (a peer that gave up, a network that failed mid-way);
+    /// many of them are how a man in the middle tries codes online, which is why new pairings wait beyond
+    /// `Configuration.maximumAbandonedPairingsPerSource` and `maximumAbandonedPairings`.
+    case pairingAbandoned(PairingAbandonment)
+}
+
+/// A pairing that ended after our verification code could be computed and before anyone decided (`.pairingAbandoned`).
+public struct PairingAbandonment: Sendable, Equatable, CustomStringConvertible {
+    /// Who the peer's Hello said it was, if its Hello arrived.
+    public let peer: PeerID?
+    /// Where it came from (`address:port`), when known.
+    public let address: String?
+    /// Pairings abandoned within the last hour, this one included.
+    public let abandonedInLastHour: Int
+    /// Whether new pairings now wait (from that source, or from everyone) until older abandoned ones age out.
+    public let newPairingsWait: Bool
+
+    /// One sentence for the person who compares codes.
+    public var description: String {
+        let who = peer.map { "\($0)" } ?? "an unnamed peer"
+        let from = address.map { " from \($0)" } ?? ""
+        var text = "a pairing with \(who)\(from) was abandoned after the codes were computed — if you did not expect this, "
+            + "someone may be trying to impersonate a member (\(abandonedInLastHour) in the last hour)"
+        if newPairingsWait { text += "; new pairings wait until older ones age out (up to a minute per address, an hour in all)" }
+        return text
+    }
 }

@@ -52,6 +52,9 @@ public struct LinkStateMachine: Sendable {
     public enum Action: Sendable, Equatable {
         /// Write our preamble.
         case sendPreamble(Preamble)
+        /// Our Hello, which reveals our pairing nonce, is ready: ask the session's `PairingBudget`, and call
+        /// `revealPermitted` when it allows.
+        case requestReveal
         /// Insert the TLS handler in the given role; report `tlsEstablished` when done.
         case startTLS(LinkRole)
         /// Write and flush a frame.
@@ -106,6 +109,18 @@ public struct LinkStateMachine: Sendable {
     private var lastSent: NIODeadline
     /// Mesh frames dropped because they arrived before the peer was accepted.
     public private(set) var framesDiscardedBeforeAcceptance = 0
+    /// Whether our Hello waits for the pairing budget, and the peer's Hello if it came first (taken after ours).
+    private var holdingHello = false
+    private var heldPeerHello: Frame.Hello?
+    /// Whether our Hello went out (our pairing nonce is revealed), and whether an app decided about the pairing since.
+    private var revealed = false
+    private var decided = false
+
+    /// Whether our pairing nonce is revealed and no app decided yet: if the link ends now, it was a try at the
+    /// verification code (`PairingBudget`) — unless we closed it because we leave the session, which the shell knows.
+    /// Decided: an app answered the invitation or judged the certificate, or the link came up. A link we closed to
+    /// make room for newer ones from the same source still counts.
+    public var abandonedPairing: Bool { revealed && !decided }
 
     /// A connector (inviter): `invitation` is sent once our app accepted the peer's certificate. `nonce` and
     /// `pairingNonce` are 32 fresh random bytes each (the caller draws them: the machine is pure).
@@ -219,7 +234,7 @@ public struct LinkStateMachine: Sendable {
             return [.startTLS(role)]
         case .plaintext:
             state = .awaitingHello(handshake, tlsKey: nil)
-            return sendHello(handshake.negotiation, now: now)
+            return holdHello()
         }
     }
 
@@ -254,7 +269,7 @@ public struct LinkStateMachine: Sendable {
         }
         state = .awaitingHello(handshake, tlsKey: peerPublicKeyDER)
         nextStep(now + configuration.handshakeStepTimeout)
-        return sendHello(handshake.negotiation, now: now)
+        return holdHello()
     }
 
     /// Starts an acceptor's next handshake step, due at `due`.
@@ -293,6 +308,10 @@ public struct LinkStateMachine: Sendable {
             return fail(Self.error(forPeerClose: close, connected: isConnected), tellPeer: false)
         case (.heartbeat, _):
             return []
+        case (.hello(let hello), .awaitingHello) where holdingHello:
+            // Our nonce must go out before we act on the peer's Hello: the protocol's order is ours, then theirs.
+            if heldPeerHello == nil { heldPeerHello = hello }
+            return []
         case (.hello(let hello), .awaitingHello(let handshake, let tlsKey)):
             let verified: VerifiedPeer
             do {
@@ -323,6 +342,7 @@ public struct LinkStateMachine: Sendable {
             state = .awaitingAppDecision(peer)
             return [.deliverInvitation(peer, context: invitation.context, deadline: deadline)]
         case (.invitationResponse(let response), .awaitingResponse(let peer)):
+            decided = true
             guard response == .accepted else { return fail(Self.error(forResponse: response), tellPeer: false) }
             state = .connected(peer)
             return [.connected(peer.peerID)]
@@ -351,11 +371,15 @@ public struct LinkStateMachine: Sendable {
     public mutating func certificateVerdict(accepted: Bool, now: NIODeadline) -> [Action] {
         switch state {
         case .judgingCertificate(let peer):
-            guard accepted else { return rejectCertificate(of: peer) }
+            guard accepted else {
+                decided = true
+                return rejectCertificate(of: peer)
+            }
             state = .awaitingResponse(peer)
             lastSent = now
             return [.send(.invitation(invitation ?? Frame.Invitation(timeoutMilliseconds: 0, context: [])))]
         case .judgingCertificateAfterAccept(let peer):
+            decided = true
             guard accepted else {
                 state = .closed
                 return [
@@ -384,6 +408,7 @@ public struct LinkStateMachine: Sendable {
     /// Our app's answer to the invitation (late answers are ignored).
     public mutating func invitationDecision(_ decision: InvitationDecision, now: NIODeadline) -> [Action] {
         guard case .awaitingAppDecision(let peer) = state else { return [] }
+        decided = true
         switch decision {
         case .accept:
             state = .judgingCertificateAfterAccept(peer)
@@ -415,6 +440,24 @@ public struct LinkStateMachine: Sendable {
         if !paused { lastReceived = now }
     }
 
+    /// The pairing budget lets our Hello go: send it, then take the peer's if it came while we waited.
+    public mutating func revealPermitted(now: NIODeadline) -> [Action] {
+        guard holdingHello, case .awaitingHello(let handshake, _) = state else { return [] }
+        holdingHello = false
+        do {
+            let liveness = UInt32(clamping: max(100, configuration.livenessTimeout.nanoseconds / 1_000_000))
+            let hello = try HelloTranscript.makeHello(identity: identity, role: role, negotiation: handshake.negotiation,
+                                                      pairingNonce: pairingNonce, livenessTimeoutMilliseconds: liveness)
+            lastSent = now
+            revealed = true
+            var actions: [Action] = [.send(.hello(hello))]
+            if let held = heldPeerHello.take() { actions += handshakeOrControl(.hello(held), now: now) }
+            return actions
+        } catch {
+            return fail(PeerMeshError(.tlsHandshakeFailed, "Could not sign our Hello.", underlying: error), tellPeer: false)
+        }
+    }
+
     /// Time passed: enforce the handshake deadline, liveness, and heartbeats.
     public mutating func tick(now: NIODeadline) -> [Action] {
         switch state {
@@ -441,6 +484,14 @@ public struct LinkStateMachine: Sendable {
             ]
         default:
             guard now >= min(deadline, stepDeadline ?? deadline) else { return [] }
+            if holdingHello {
+                return fail(PeerMeshError(
+                    .pairingsPaused,
+                    "New pairings are paused: too many recent ones were abandoned after their verification codes were "
+                        + "computed, which is how a man in the middle tries codes (someone may be trying to impersonate a "
+                        + "member). Try again in a minute."
+                ), tellPeer: true)
+            }
             let what = role == .connector ? "The invitation was not answered in time" : "The peer did not finish the handshake in time"
             return fail(PeerMeshError(.invitationTimedOut, "\(what); the link was closed."), tellPeer: true)
         }
@@ -476,16 +527,10 @@ public struct LinkStateMachine: Sendable {
 
     // MARK: Helpers
 
-    private mutating func sendHello(_ negotiation: LinkNegotiation, now: NIODeadline) -> [Action] {
-        do {
-            let liveness = UInt32(clamping: max(100, configuration.livenessTimeout.nanoseconds / 1_000_000))
-            let hello = try HelloTranscript.makeHello(identity: identity, role: role, negotiation: negotiation,
-                                                      pairingNonce: pairingNonce, livenessTimeoutMilliseconds: liveness)
-            lastSent = now
-            return [.send(.hello(hello))]
-        } catch {
-            return fail(PeerMeshError(.tlsHandshakeFailed, "Could not sign our Hello.", underlying: error), tellPeer: false)
-        }
+    /// Our Hello reveals our pairing nonce: it waits for the pairing budget (`revealPermitted`).
+    private mutating func holdHello() -> [Action] {
+        holdingHello = true
+        return [.requestReveal]
     }
 
     private mutating func rejectCertificate(of peer: VerifiedPeer) -> [Action] {
@@ -518,7 +563,7 @@ public struct LinkStateMachine: Sendable {
         case .peerIDMismatch: .peerIDMismatch
         case .negotiationTampered: .negotiationTampered
         case .certificateRejected: .certificateRejected
-        case .invitationTimedOut, .livenessTimeout: .timedOut
+        case .invitationTimedOut, .livenessTimeout, .pairingsPaused: .timedOut
         default: .internalError
         }
     }

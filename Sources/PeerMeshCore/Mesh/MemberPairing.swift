@@ -16,6 +16,9 @@ public struct MemberPairing: Sendable {
     public private(set) var peerEncryption: EncryptionPreference?
     /// The code, once the member's nonce opened its commitment.
     public private(set) var code: String?
+    /// The member's certificate, once it arrived and proved the member's key: what the certificate handler judges
+    /// (a member sends it just before its commitment, so it is here by the time the code is).
+    public private(set) var peerCertificate: [UInt8]?
 
     /// Starts a pairing: send `commitFrame` to the member.
     public init(own: VerificationCode.Party, ownEncryption: EncryptionPreference, peerKeyID: [UInt8], peerSessionKey: [UInt8]) {
@@ -30,6 +33,11 @@ public struct MemberPairing: Sendable {
         PairingFrame(step: .commit, encryption: ownEncryption, value: VerificationCode.commitment(to: own.nonce, keyID: own.keyID))
     }
 
+    /// Our certificate, sent just before `commitFrame`.
+    public func certificateFrame(_ certificateDER: [UInt8]) -> PairingFrame {
+        PairingFrame(step: .certificate, encryption: ownEncryption, value: certificateDER)
+    }
+
     /// What came of a frame from the member.
     public enum Outcome: Sendable, Equatable {
         /// Nothing to do (a duplicate, or a step that changes nothing).
@@ -41,7 +49,8 @@ public struct MemberPairing: Sendable {
     }
 
     /// A pairing frame from the member; throws `negotiationTampered` when its nonce does not open its commitment
-    /// (or comes before it), which only a member that breaks the protocol can cause: the channel authenticates it.
+    /// (or comes before it), and `peerIDMismatch` for a certificate of another key, which only a member that breaks
+    /// the protocol can cause: the channel authenticates it.
     public mutating func receive(_ frame: PairingFrame) throws(PeerMeshError) -> Outcome {
         switch frame.step {
         case .commit:
@@ -59,6 +68,13 @@ public struct MemberPairing: Sendable {
             let code = VerificationCode.forMembers(own, peer)
             self.code = code
             return .verified(code)
+        case .certificate:
+            guard peerCertificate == nil else { return .none }
+            guard CertificateKey.keyID(of: frame.value) == peerKeyID else {
+                throw PeerMeshError(.peerIDMismatch, "A member's certificate does not hold the key its records are signed with; it was ignored.")
+            }
+            peerCertificate = frame.value
+            return .none
         case .admit, .refuse:
             // Decisions, not pairing steps: `MemberAdmissions` takes them.
             return .none

@@ -16,8 +16,11 @@ public struct MeshCounters: Sendable, Equatable {
     /// Frames dropped because their member is not admitted: data from a member before both sides admitted each
     /// other, and frames we would have relayed for a member we did not admit.
     public var droppedUnadmitted = 0
-    /// Members others introduced that we refused (the admission handler said no, or did not answer in time).
+    /// Members others introduced that we refused (a handler said no, or did not answer in time).
     public var refusedMembers = 0
+    /// Links that ended after our verification code could be computed and before anyone decided
+    /// (`SessionEvent.pairingAbandoned`).
+    public var abandonedPairings = 0
     /// Link-state records refused because their signature or form was bad.
     public var invalidRecords = 0
     /// Link-state records dropped because their member stayed unreachable (nobody vouched for it) too long.

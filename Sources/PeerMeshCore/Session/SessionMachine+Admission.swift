@@ -1,7 +1,8 @@
 import NIOCore
 
-/// Admission of members that others introduce (`MemberAdmissions`): we pair with each, ask the app with the member's
-/// code (`.askAdmission`), send our decision, and report the member only once both sides admitted each other.
+/// Admission of members that others introduce (`MemberAdmissions`): when the app judges members (`judgesMembers`) we
+/// pair with each, ask the app with the member's certificate and code (`.askAdmission`), send our decision, and
+/// report the member only once both sides admitted each other.
 extension SessionMachine {
     /// Introduces the reachable members that are new and reached only through others: without the app deciding they
     /// are admitted at once; otherwise we pair with each first (the app gets the code). Forgets what waited for
@@ -12,9 +13,9 @@ extension SessionMachine {
             .sorted { $0.lexicographicallyPrecedes($1) }
             .compactMap { key in mesh.nextHop(to: key).map { (key: key, introducer: $0) } }
         let introduced = admissions.update(relayed: relayed, now: now)
-        if asksAdmission, !introduced.isEmpty { admissionChecks.append(now + settings.admissionTimeout) }
+        if judgesMembers, !introduced.isEmpty { admissionChecks.append(now + settings.admissionTimeout) }
         for key in introduced {
-            if !asksAdmission {
+            if !judgesMembers {
                 _ = admissions.decide(key, .admitted)
                 tellDecision(key, .admitted, now: now)
             } else if let handle = members.handle(key) {
@@ -36,16 +37,17 @@ extension SessionMachine {
 
     /// Asks the app about the waiting members that have a question slot now.
     private mutating func askNextQuestions(now: NIODeadline) {
-        guard asksAdmission else { return }
+        guard judgesMembers else { return }
         let asked = admissions.nextQuestions(now: now)
         if !asked.isEmpty { admissionChecks.append(now + settings.admissionTimeout) }
         for key in asked {
-            guard let peer = mesh.member(key), let code = members.handle(key).flatMap({ members[$0].pairing?.code }) else {
+            guard let peer = mesh.member(key), let pairing = members.handle(key).flatMap({ members[$0].pairing }),
+                  let code = pairing.code else {
                 decide(key, .refused, now: now)
                 continue
             }
             let introducer = mesh.nextHop(to: key).flatMap { mesh.member($0) } ?? peer
-            out.append(.askAdmission(peer: peer, introducer: introducer, code: code))
+            out.append(.askAdmission(peer: peer, introducer: introducer, code: code, certificate: pairing.peerCertificate))
         }
     }
 

@@ -12,7 +12,8 @@ extension SessionMachine {
         let candidates = Array(members.handles).filter { members[$0].announced && members[$0].directLink == nil && !connecting.contains(members[$0].keyID) }
             .sorted { members[$0].keyID.lexicographicallyPrecedes(members[$1].keyID) }
         for handle in candidates {
-            guard links.count + 1 < settings.maximumPeers else { return }
+            // Dials under way (ours and the app's) will each become a link: counted now, so we never overshoot.
+            guard links.count + connecting.count + 1 < settings.maximumPeers else { return }
             let key = members[handle].keyID
             guard listeningEndpoints.isEmpty || me.keyID.lexicographicallyPrecedes(key) else { continue }
             let endpoints = dials.plausible(mesh.endpoints(of: key), scope: scope, now: now)

@@ -48,6 +48,8 @@ extension SessionMachine {
         let own = VerificationCode.Party(keyID: me.keyID, sessionKey: ownSessionKey, nonce: randomBytes(VerificationCode.nonceLength))
         let pairing = MemberPairing(own: own, ownEncryption: settings.encryption, peerKeyID: members[handle].keyID, peerSessionKey: sessionKey)
         members[handle].pairing = pairing
-        sendOnChannel(Parked(frame: .pairing(pairing.commitFrame), queue: .control, ticket: nil, endsMessage: nil), to: handle, now: now)
+        for frame in [pairing.certificateFrame(identity.certificateDER), pairing.commitFrame] {
+            sendOnChannel(Parked(frame: .pairing(frame), queue: .control, ticket: nil, endsMessage: nil), to: handle, now: now)
+        }
     }
 }

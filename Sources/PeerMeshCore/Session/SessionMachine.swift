@@ -91,8 +91,10 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         case close(Link)
         /// Try a direct link to a member reached through others (then report `connectEnded`).
         case dial(PeerID, [ConnectionData.Endpoint])
-        /// Ask the app whether to admit a member that a neighbour introduced; answer with `admissionAnswered`.
-        case askAdmission(peer: PeerID, introducer: PeerID, code: String)
+        /// Ask the app whether to admit a member that a neighbour introduced — its certificate handler with
+        /// `certificate` (nil: the member sent none, which a certificate handler cannot accept), then its admission
+        /// handler with `code`; answer with `admissionAnswered`.
+        case askAdmission(peer: PeerID, introducer: PeerID, code: String, certificate: [UInt8]?)
         /// Send a UDP datagram from our datagram socket (`datagramsBound`); drop it, counting, rather than queue it.
         case sendDatagram(SealedDatagram, to: DatagramEndpoint)
     }
@@ -145,8 +147,10 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     var linkScopes: [Link: UInt32] = [:]
     var ownDatagramPort: UInt16?
     var datagramProbeAt: NIODeadline?
-    /// Whether the app decides about introduced members (otherwise they are admitted at once).
-    public var asksAdmission = false
+    /// Whether the app judges introduced members as it judges neighbours (it installed a certificate or an admission
+    /// handler): each is paired with first and asked about (`.askAdmission`). Otherwise they are admitted at once —
+    /// the default a neighbour gets without a certificate handler too.
+    public var judgesMembers = false
     /// What the mesh layer counted.
     public internal(set) var counters = MeshCounters()
     /// Whether we are leaving or have left the session: nothing new is accepted.
@@ -485,6 +489,9 @@ public struct SessionMachine<Link: Hashable, Ticket> {
 
     /// How many neighbours we have.
     public var neighborCount: Int { links.count }
+
+    /// Members being dialled (by the app or our direct upgrade), each a link to come.
+    public var connectingCount: Int { connecting.count }
 
     /// The end-to-end pairing with a member, if one was started.
     public func pairing(of peer: PeerID) -> MemberPairing? { members.handle(peer.keyID).flatMap { members[$0].pairing } }

@@ -181,8 +181,8 @@ public enum Frame: Hashable, Sendable {
     }
 }
 
-/// The body of a Pairing frame: a member's commitment to its pairing nonce, the nonce itself, or its admission
-/// decision about the receiver.
+/// The body of a Pairing frame: a member's certificate, its commitment to its pairing nonce, the nonce itself, or its
+/// admission decision about the receiver.
 public struct PairingFrame: Hashable, Sendable {
     /// Which step this is.
     public enum Step: UInt8, Hashable, Sendable, CaseIterable {
@@ -195,12 +195,16 @@ public struct PairingFrame: Hashable, Sendable {
         case admit = 2
         /// The sender refuses the receiver; `value` as for `admit`.
         case refuse = 3
+        /// `value` is the sender's certificate (DER, 1–`FrameLimits.maximumCertificateSize` bytes), sent just before
+        /// its commitment, so the receiver's certificate handler judges a member reached through relays as it
+        /// judges a neighbour.
+        case certificate = 4
     }
     /// Which step this is.
     public var step: Step
     /// The sender's encryption preference: whether what it sends through relays is encrypted end to end.
     public var encryption: EncryptionPreference
-    /// 32 bytes: a commitment, a nonce, or the receiver's session key.
+    /// 32 bytes (a commitment, a nonce, or the receiver's session key), or a certificate.
     public var value: [UInt8]
     /// Creates a Pairing body.
     public init(step: Step, encryption: EncryptionPreference, value: [UInt8]) {

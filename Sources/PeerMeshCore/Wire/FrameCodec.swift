@@ -224,7 +224,11 @@ extension Frame {
             guard let encryption = EncryptionPreference(rawValue: rawEncryption) else {
                 throw violation("unknown pairing encryption preference \(rawEncryption)")
             }
-            let value = try body.readBytesOrThrow(VerificationCode.nonceLength, "pairing value")
+            let length = step == .certificate ? body.readableBytes : VerificationCode.nonceLength
+            guard length >= 1, length <= FrameLimits.maximumCertificateSize else {
+                throw violation("a pairing certificate of \(length) bytes (must be 1–\(FrameLimits.maximumCertificateSize))")
+            }
+            let value = try body.readBytesOrThrow(length, "pairing value")
             return .pairing(PairingFrame(step: step, encryption: encryption, value: value))
         case .datagram:
             let datagram = try SealedDatagram.read(body.readSlice(length: body.readableBytes)!)

@@ -73,6 +73,8 @@ extension SimulatedNetwork {
                 transmitWire(.tlsEstablished(peerKeyDER: Self.keyDER(a)), size: 0, from: links[id].ends.0)
             case .send(let frame):
                 transmitWire(.frame(frame), size: 0, from: end)
+            case .requestReveal:
+                updateLink(id, side) { $0.revealPermitted(now: $1) }
             case .askCertificate:
                 updateLink(id, side) { $0.certificateVerdict(accepted: true, now: $1) }
             case .deliverInvitation:

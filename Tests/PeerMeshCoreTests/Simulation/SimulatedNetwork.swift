@@ -485,7 +485,7 @@ final class SimulatedNetwork {
             case .dial(let peer, _):
                 // No direct upgrades in this network: the attempt fails, and the relayed path stays.
                 feed(index) { $0.connectEnded(peer, endpoints: [], succeeded: false, now: $1) }
-            case .askAdmission(let peer, _, _):
+            case .askAdmission(let peer, _, _, _):
                 feed(index) { $0.admissionAnswered(peer, admitted: true, now: $1) }
             }
         }
