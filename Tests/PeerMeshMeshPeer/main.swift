@@ -30,6 +30,9 @@
 //   trapped                                how many connections reached the trap
 //   tamper                                 (with --tamper) start tampering with what this member relays
 //   stats                                  members, mesh counters, what arrived from each sender, what was tampered
+//   flood NAME SECONDS                     Routed frames of garbage for NAME through our first hop, as fast as our
+//                                          link takes them, ignoring every window (a member that floods the relays)
+//   ping NAME COUNT INTERVAL_MS            COUNT round trips to NAME (it answers "ping" with "pong"): p50 and p99
 //   quit                                   leave the session and exit 0 (so does the end of standard input)
 // Unprompted: ready, advertised, peer (state changes), file / file-failed (received), stream (received), tampered,
 // verified (an end-to-end pairing finished), connection-failed (an incoming connection, with its errorCode).
@@ -203,6 +206,7 @@ final class Peer: Sendable {
     let tamperer: Tamperer?
     private let ledgers = Mutex<[String: Ledger]>([:])
     let trap = Trap()
+    let pongs = Pongs()
     private let advertiser = Mutex<Advertiser?>(nil)
 
     init(arguments: [String: String], tamper: Bool) throws {
@@ -238,6 +242,11 @@ final class Peer: Sendable {
                 var fields: [String: Any] = ["event": "peer", "peer": peer.displayName, "state": "\(state)"]
                 if case .notConnected(let reason?) = state { fields["reason"] = reason.message }
                 Output.emit(fields)
+            case .received(let data, let peer) where data.starts(with: Data("ping ".utf8)):
+                // Answered at once, and not recorded: `ping` measures round trips with these.
+                try? await session.send(Data("pong ".utf8) + data.dropFirst(5), to: [peer])
+            case .received(let data, _) where data.starts(with: Data("pong ".utf8)):
+                pongs.arrived(String(decoding: data.dropFirst(5), as: UTF8.self))
             case .received(let data, let peer):
                 ledgers.withLock { $0[peer.displayName, default: Ledger()].record(data, from: peer.displayName) }
             case .resourceOffered(let offer):
@@ -449,6 +458,35 @@ final class Peer: Sendable {
             guard let tamperer else { throw Failure("started without --tamper") }
             tamperer.arm()
             return ["event": "tampering"]
+        case ("flood", 2):
+            // A member that ignores its windows: garbage Routed frames for NAME, as fast as our link takes them.
+            let peer = try member(args[0])
+            guard let seconds = Double(args[1]), seconds > 0, seconds <= 300 else { throw Failure("flood NAME SECONDS") }
+            let bytes = await session.floodRouted(to: peer, frameBytes: 60 * 1024, for: .milliseconds(Int64(seconds * 1000)))
+            return ["event": "flooded", "to": args[0], "bytes": bytes]
+        case ("ping", 3):
+            // COUNT round trips to NAME, one every INTERVAL ms, each bounded by 10 s: p50 and p99 in microseconds.
+            let peer = try member(args[0])
+            guard let count = Int(args[1]), count > 0, count <= 10_000, let interval = Int(args[2]), interval >= 0 else {
+                throw Failure("ping NAME COUNT INTERVAL_MS")
+            }
+            var rtts: [Int] = [], lost = 0
+            for index in 0..<count {
+                let token = "\(name)-\(index)-\(UInt32.random(in: 0...UInt32.max))"
+                let start = ContinuousClock.now
+                let answered = pongs.expect(token)
+                try await session.send(Data("ping \(token)".utf8), to: [peer])
+                if await answered.wait(within: .seconds(10)) {
+                    let elapsed = ContinuousClock.now - start
+                    rtts.append(Int(elapsed.components.seconds) * 1_000_000 + Int(elapsed.components.attoseconds / 1_000_000_000_000))
+                } else {
+                    lost += 1
+                }
+                if interval > 0 { try? await Task.sleep(for: .milliseconds(interval)) }
+            }
+            rtts.sort()
+            let percentile = { (p: Double) in rtts.isEmpty ? -1 : rtts[min(rtts.count - 1, Int(Double(rtts.count) * p))] }
+            return ["event": "pinged", "to": args[0], "answered": rtts.count, "lost": lost, "p50_us": percentile(0.5), "p99_us": percentile(0.99)]
         case ("stats", 0):
             let counters = await session.meshCounters
             var fields: [String: Any] = [
@@ -457,7 +495,8 @@ final class Peer: Sendable {
                 "counters": ["relayed": counters.relayed, "droppedForgeries": counters.droppedForgeries,
                              "droppedDuplicates": counters.droppedDuplicates, "droppedNoRoute": counters.droppedNoRoute,
                              "droppedHopLimit": counters.droppedHopLimit, "retransmitted": counters.retransmitted,
-                             "invalidRecords": counters.invalidRecords, "heldBack": counters.heldBack],
+                             "invalidRecords": counters.invalidRecords, "heldBack": counters.heldBack,
+                             "relayBackPressure": counters.relayBackPressure],
                 "received": ledgers.withLock { $0.mapValues(\.json) },
             ]
             if let tamperer { fields["tamper"] = tamperer.json }
@@ -514,6 +553,35 @@ final class Peer: Sendable {
         await session.disconnect()
         Output.emit(["event": "bye"])
         exit(0)
+    }
+}
+
+/// Answers to `ping`: each token's arrival, waited for by the round trip that sent it.
+final class Pongs: Sendable {
+    /// One expected answer.
+    final class Waiter: Sendable {
+        private let arrived = Mutex(false)
+        fileprivate func arrive() { arrived.withLock { $0 = true } }
+        /// Whether the answer came within `limit` (checked every 50 µs: round trips are what is measured).
+        func wait(within limit: Duration) async -> Bool {
+            let deadline = ContinuousClock.now + limit
+            while ContinuousClock.now < deadline {
+                if arrived.withLock({ $0 }) { return true }
+                try? await Task.sleep(for: .microseconds(50))
+            }
+            return arrived.withLock { $0 }
+        }
+    }
+    private let waiting = Mutex<[String: Waiter]>([:])
+
+    func expect(_ token: String) -> Waiter {
+        let waiter = Waiter()
+        waiting.withLock { $0[token] = waiter }
+        return waiter
+    }
+
+    func arrived(_ token: String) {
+        waiting.withLock { $0.removeValue(forKey: token) }?.arrive()
     }
 }
 

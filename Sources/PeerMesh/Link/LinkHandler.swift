@@ -19,6 +19,8 @@ protocol LinkDelegate: AnyObject {
     func link(_ link: LinkHandler, wroteMesh frame: Frame, bytes: Int)
     /// Frames that senders wait on went to the connection (`SessionMachine.written`).
     func link(_ link: LinkHandler, handedOver: [LinkHandler.HandOver])
+    /// The connection took frames we relay for others: `bytes` of them, by the link each arrived on (`RelayBudget`).
+    func link(_ link: LinkHandler, tookForwarded bytes: [ObjectIdentifier: Int])
     /// Frames that senders wait on will never go out on this link (`SessionMachine.writeFailed`).
     func link(_ link: LinkHandler, couldNotHandOver: [LinkHandler.HandOver], error: PeerMeshError)
     /// Datagram frames were dropped rather than queued behind a full connection.
@@ -43,6 +45,8 @@ final class LinkHandler: ChannelInboundHandler {
     private struct Outbound: Sendable {
         let frame: Frame
         let handOver: HandOver?
+        /// The link a frame we relay for others arrived on (`RelayBudget`), nil for our own.
+        var forwardedFrom: ObjectIdentifier? = nil
     }
 
     private var machine: LinkStateMachine
@@ -81,6 +85,8 @@ final class LinkHandler: ChannelInboundHandler {
     var isAwaitingAnswer: Bool { machine.isAwaitingAnswer }
     /// Whether this link agreed on `capability` with the peer.
     func agrees(on capability: Capabilities) -> Bool { machine.peer?.negotiation.capabilities.contains(capability) == true }
+    /// Bytes of frames waiting to be handed to the connection.
+    var queuedBytes: Int { scheduler.queuedBytes }
     /// Whether the link revealed our pairing nonce and ended, or is ending, without a decision (`PairingBudget`).
     var abandonedPairing: Bool { machine.abandonedPairing }
     /// Data frames the peer sent before it was accepted (and that were therefore dropped).
@@ -194,13 +200,16 @@ final class LinkHandler: ChannelInboundHandler {
         context?.channel.setOption(.autoRead, value: on).whenFailure { _ in }
     }
 
-    /// Queues a frame; the delegate hears about `handOver` (if any) when it is handed to the channel.
-    func enqueue(_ frame: Frame, on queue: OutboundQueue, handOver: HandOver? = nil) {
+    /// Queues a frame; the delegate hears about `handOver` (if any) when it is handed to the channel, and about a
+    /// frame relayed for others (`forwardedFrom`, the link it arrived on) when the connection took it. Returns
+    /// whether the frame was queued (not when the link is down).
+    @discardableResult
+    func enqueue(_ frame: Frame, on queue: OutboundQueue, handOver: HandOver? = nil, forwardedFrom: ObjectIdentifier? = nil) -> Bool {
         guard machine.isConnected else {
             if let handOver { delegate?.link(self, couldNotHandOver: [handOver], error: closeReason ?? PeerMeshError(.notConnected, "The peer is not connected.")) }
-            return
+            return false
         }
-        scheduler.enqueue(Outbound(frame: frame, handOver: handOver), size: frame.wireSize, to: queue)
+        scheduler.enqueue(Outbound(frame: frame, handOver: handOver, forwardedFrom: forwardedFrom), size: frame.wireSize, to: queue)
         if queue == .datagrams {
             var dropped = 0
             // A burst while the connection takes more goes out with this task's drain; only a connection that takes
@@ -209,13 +218,14 @@ final class LinkHandler: ChannelInboundHandler {
             while scheduler.queuedBytes(in: .datagrams) > limit, scheduler.dropOldest(in: .datagrams) != nil { dropped += 1 }
             if dropped > 0 { delegate?.link(self, droppedDatagrams: dropped) }
         }
-        guard !drainScheduled, let context else { return }
+        guard !drainScheduled, let context else { return true }
         drainScheduled = true
         let this = NIOLoopBound(self, eventLoop: context.eventLoop)
         context.eventLoop.execute {
             this.value.drainScheduled = false
             this.value.drainPendingSends()
         }
+        return true
     }
 
     // MARK: Performing actions
@@ -229,12 +239,14 @@ final class LinkHandler: ChannelInboundHandler {
         defer { draining = false }
         var batch: ByteBuffer?
         var written: [HandOver] = []
+        var relayedTaken: [ObjectIdentifier: Int] = [:]
         var wrote = false
         var unflushed = 0
         while context.channel.isWritable, let next = scheduler.next() {
             wrote = true
             let frame = frameHook?(next.frame) ?? next.frame
             if let handOver = next.handOver { written.append(handOver) }
+            if let source = next.forwardedFrom { relayedTaken[source, default: 0] += next.frame.wireSize }
             // A routed frame with a large payload (or a tail kept apart) is not copied into a batch: its head ends the
             // batch, and the large part goes as the buffer it is (a 1 MiB message's fragments were copied once more
             // here than anywhere else on the sender).
@@ -270,6 +282,7 @@ final class LinkHandler: ChannelInboundHandler {
         machine.noteSent(now: .now())
         context.flush()
         if !written.isEmpty { delegate?.link(self, handedOver: written) }
+        if !relayedTaken.isEmpty { delegate?.link(self, tookForwarded: relayedTaken) }
     }
 
     private func perform(_ actions: [LinkStateMachine.Action]) {

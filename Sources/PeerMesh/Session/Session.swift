@@ -225,6 +225,31 @@ public final class Session: Sendable {
         }.get()
     }
 
+    /// Tests only: for `duration`, keeps `frameBytes`-byte Routed frames of garbage for `peer` queued on our link toward
+    /// it, as fast as the connection takes them and ignoring every window — a member that floods the relays (the
+    /// hostile-relay test's attacker process). Returns the bytes queued.
+    package func floodRouted(to peer: PeerID, frameBytes: Int, for duration: Duration) async -> Int {
+        let core = self.core
+        let deadline = ContinuousClock.now + duration
+        var handed = 0
+        while ContinuousClock.now < deadline {
+            handed += (try? await core.loop.submit { () -> Int in
+                guard case .via(let hop)? = core.route(to: peer), let link = core.machine.directLink(hop.keyID).flatMap({ core.links[$0] }) else { return 0 }
+                var queued = 0
+                // Keep about 1 MiB waiting: as much as the connection can take before the next turn.
+                while link.queuedBytes < 1 << 20 {
+                    let frame = RoutedFrame(source: core.identity.peerID.keyID, destination: peer.keyID, hopLimit: 8,
+                                            sequence: UInt64.random(in: 1...UInt64.max), payload: ByteBuffer(repeating: 0xAB, count: frameBytes))
+                    guard link.enqueue(.routed(frame), on: .messages) else { break }
+                    queued += frameBytes
+                }
+                return queued
+            }.get()) ?? 0
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return handed
+    }
+
     /// `disconnect()` for synchronous callers (the MultipeerConnectivity layer): returns once every connection
     /// closed in order. Never call it on the session's event loop.
     package func disconnectWaiting() {

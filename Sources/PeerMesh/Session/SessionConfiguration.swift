@@ -46,6 +46,13 @@ extension Session {
         /// Pairings all sources together may abandon within an hour, counting those in flight: 64 keeps a 50 %
         /// chance of matching a six-digit code above 1.2 years at the maximum rate. Beyond it new pairings wait.
         public var maximumAbandonedPairings = 64
+        /// Bytes we relay for others that may wait for their next hops, from one neighbour's link in all: beyond it we
+        /// stop reading from that neighbour until half of it went out, so TCP pushes back on whoever sends too fast
+        /// through us (a member that ignores its windows, or many members at once).
+        public var maximumRelayedBytesPerSource = 4 << 20
+        /// Bytes we relay for others that may wait for one next hop's link, from all neighbours: beyond it we stop
+        /// reading from every neighbour that feeds it. Memory a relay holds for others is about this per neighbour.
+        public var maximumRelayedBytesPerLink = 16 << 20
         /// How long the admission handler has to answer about a member others introduced before it counts as a
         /// refusal (and how long a pairing for it may take before it starts again).
         public var admissionTimeout: Duration = .seconds(120)
@@ -124,6 +131,8 @@ extension Session {
                       "The pending-connection and pending-invitation limits must be at least 1.")
             try check(preambleTimeout > .zero && handshakeStepTimeout > .zero, "Timeouts must be positive.")
             try check(admissionTimeout > .zero, "admissionTimeout must be positive.")
+            try check(maximumRelayedBytesPerSource >= frameLimits.maximumFrameSize && maximumRelayedBytesPerLink >= maximumRelayedBytesPerSource,
+                      "maximumRelayedBytesPerSource must hold a frame (frameLimits.maximumFrameSize) and maximumRelayedBytesPerLink at least that.")
             try check(maximumAbandonedPairingsPerSource >= 1 && maximumAbandonedPairings >= maximumAbandonedPairingsPerSource,
                       "maximumAbandonedPairingsPerSource must be at least 1 and maximumAbandonedPairings at least that.")
             try check(maximumOpenAdmissionsPerNeighbor >= 1 && maximumOpenAdmissions >= maximumOpenAdmissionsPerNeighbor,

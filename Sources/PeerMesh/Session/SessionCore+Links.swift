@@ -320,6 +320,7 @@ extension SessionCore {
         let id = ObjectIdentifier(link)
         releaseSlots(of: id)
         pairingEnded(on: link)
+        relayLinkClosed(link)
         let wasEvicted = evicted.remove(id) != nil
         links[id] = nil
         let wasAnnounced = announcedIncoming.remove(id) != nil

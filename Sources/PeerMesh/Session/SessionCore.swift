@@ -57,6 +57,9 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     var announcedIncoming: Set<ObjectIdentifier> = []
     /// Pairings that revealed our nonce and have not settled, or ended undecided (SessionCore+Pairings.swift).
     var pairings: PairingBudget<ObjectIdentifier>
+    /// Bytes we relay for others that wait for their next hop, and the links we stopped reading from for it.
+    var relayed: RelayBudget<ObjectIdentifier>
+    var relayPauses = 0
     var abandonedPairings = 0
     var pairingCheck: Scheduled<Void>?
 
@@ -79,6 +82,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                                                               perSource: configuration.maximumPendingInvitationsPerSource))
         self.pairings = PairingBudget(limits: .init(perSource: configuration.maximumAbandonedPairingsPerSource,
                                                     total: configuration.maximumAbandonedPairings))
+        self.relayed = RelayBudget(limits: .init(perSource: configuration.maximumRelayedBytesPerSource,
+                                                 perLink: configuration.maximumRelayedBytesPerLink))
         var settings = Machine.Settings(
             encryption: encryption, maximumHops: configuration.maximumHops, frameLimits: configuration.frameLimits,
             maximumMessageSize: configuration.maximumMessageSize, maximumPeers: configuration.maximumPeers,
@@ -188,6 +193,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     var meshCounters: MeshCounters {
         var counters = machine.counters
         counters.abandonedPairings = abandonedPairings
+        counters.relayBackPressure = relayPauses
         counters.unreliableDropped += outbox.droppedUnreliable + droppedDatagrams + (datagramSocket?.socket.dropped ?? 0)
         return counters
     }
@@ -251,7 +257,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     }
 
     func link(_ link: LinkHandler, receivedMesh frame: Frame, from neighbor: PeerID) {
-        perform(machine.received(frame, on: ObjectIdentifier(link), now: .now()))
+        let id = ObjectIdentifier(link)
+        perform(machine.received(frame, on: id, now: .now()), arrivedOn: id)
     }
 
     func link(_ link: LinkHandler, handedOver: [LinkHandler.HandOver]) {
@@ -269,7 +276,9 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
 
     // MARK: Performing directives
 
-    func perform(_ directives: [Machine.Directive]) {
+    /// `arrivedOn`: the link whose frame these directives answer; what they forward for others counts against it
+    /// (`RelayBudget`).
+    func perform(_ directives: [Machine.Directive], arrivedOn source: ObjectIdentifier? = nil) {
         // Message credit completed by these directives, returned to the outbox once (one lock, not one per message).
         var credit = 0
         defer { if credit > 0 { outbox.released(credit) } }
@@ -282,9 +291,9 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                 }
                 link.enqueue(frame, on: queue, handOver: handOver)
             case .forward(let routed, let id):
-                for item in configuration.relayHook?(routed) ?? [routed] { links[id]?.enqueue(.routed(item), on: .messages) }
+                for item in configuration.relayHook?(routed) ?? [routed] { forward(.routed(item), to: id, from: source) }
             case .forwardMulticast(let multicast, let id):
-                for item in configuration.multicastRelayHook?(multicast) ?? [multicast] { links[id]?.enqueue(.multicast(item), on: .messages) }
+                for item in configuration.multicastRelayHook?(multicast) ?? [multicast] { forward(.multicast(item), to: id, from: source) }
             case .succeed(let ticket):
                 complete(ticket, credit: &credit, failure: nil)
             case .fail(let ticket, let error):
@@ -438,7 +447,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     func setReading(_ on: Bool) {
         guard reading != on else { return }
         reading = on
-        for link in neighborLinks { link.setAutoRead(on) }
+        for link in neighborLinks { link.setAutoRead(on && !relayed.paused.contains(ObjectIdentifier(link))) }
         // Datagrams that arrive while the app reads nothing stay in the socket's buffer, and beyond it are lost.
         datagramSocket?.channel.setOption(.autoRead, value: on).whenFailure { _ in }
     }

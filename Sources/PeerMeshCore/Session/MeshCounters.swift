@@ -21,6 +21,9 @@ public struct MeshCounters: Sendable, Equatable {
     /// Links that ended after our verification code could be computed and before anyone decided
     /// (`SessionEvent.pairingAbandoned`).
     public var abandonedPairings = 0
+    /// Times we stopped reading from a neighbour because the bytes we relay for others from it, or for the next
+    /// hop they wait for, reached their bound (`maximumRelayedBytesPerSource`, `maximumRelayedBytesPerLink`).
+    public var relayBackPressure = 0
     /// Link-state records refused because their signature or form was bad.
     public var invalidRecords = 0
     /// Link-state records dropped because their member stayed unreachable (nobody vouched for it) too long.

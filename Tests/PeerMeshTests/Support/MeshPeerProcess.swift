@@ -119,6 +119,10 @@ struct MeshPeerLine: Decodable, Sendable {
     var link: String?
     var e2e: String?
     var encrypted: String?
+    var answered: Int?
+    var lost: Int?
+    var p50_us: Int?
+    var p99_us: Int?
 
     /// What a member received from one sender (`Ledger` in the peer).
     struct Ledger: Decodable, Sendable {

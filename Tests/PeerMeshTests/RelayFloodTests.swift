@@ -1,0 +1,60 @@
+import Foundation
+import PeerMeshTestSupport
+import Testing
+
+/// A relay holds bounded memory whatever members send (`RelayBudget`): a hostile member that ignores its windows
+/// floods a relay with frames for a member behind a slow link, for 60 s. Real processes on test hosts: the relay
+/// stops reading from the flooder (TCP pushes back on it), its peak RSS stays under 64 MiB, and another member's
+/// traffic keeps flowing.
+@Suite(.serialized, .enabled(if: TestEnv.insideTestHost, "needs test hosts: run Scripts/test"), .timeLimit(.minutes(3)))
+struct RelayFloodTests {
+    /// A process's peak resident set (`VmHWM`), in KiB.
+    static func peakRSS(of pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+    }
+
+    @Test func aMemberThatIgnoresItsWindowsCannotGrowTheRelaysMemory() async throws {
+        try await MeshProcessTests.Cluster.run { cluster in
+            let hosts = cluster.hosts
+            let h = try await hosts.up("pmfh"), r = try await hosts.up("pmfr"), a = try await hosts.up("pmfa"), c = try await hosts.up("pmfc")
+            try await cluster.link(r, h)
+            try await cluster.link(r, a)
+            let rc = try await cluster.link(r, c)
+            // The relay's link to carol runs at 20 Mbit/s: what the flooder sends piles up at the relay.
+            let listing = try await run(hosts.exec(r, ["ip", "-o", "-4", "addr", "show", "to", "\(rc).0/24"]), within: 5)
+            let interface = try #require(listing.output.split(separator: " ").dropFirst().first.map(String.init), "\(listing.output)")
+            let shaped = try await run(hosts.exec(r, ["tc", "qdisc", "add", "dev", interface, "root", "tbf", "rate", "20mbit", "burst", "32kb", "latency", "50ms"]), within: 5)
+            #expect(shaped.status == 0, "\(shaped.output)")
+
+            let relay = try await cluster.peer("relay", on: r)
+            let hostile = try await cluster.peer("mallory", on: h), alice = try await cluster.peer("alice", on: a), carol = try await cluster.peer("carol", on: c)
+            try await cluster.advertise(relay)
+            for member in [hostile, alice, carol] { try await member.command("join relay 15", within: 20) }
+            #expect(await hostile.sees("carol"), "\(hostile.child.output.suffix(2000))")
+            #expect(await alice.sees("carol"), "\(alice.child.output.suffix(2000))")
+            #expect(try await hostile.route(to: "carol", within: 10) { $0 == "via:relay" } == "via:relay")
+
+            let before = try await alice.command("ping relay 50 20", within: 30)
+            let floodSeconds = 60
+            async let flood = hostile.command("flood carol \(floodSeconds)", within: Double(floodSeconds + 20))
+            // Another member's traffic meanwhile: round trips with the relay, and messages to carol behind the flood.
+            let during = try await alice.command("ping relay 200 200", within: Double(floodSeconds + 30))
+            let sent = try await alice.command("send carol 100 reliable", within: 60)
+            let flooded = try await flood
+            let peak = try #require(Self.peakRSS(of: relay.child.pid), "the relay is gone: \(relay.child.output.suffix(2000))")
+            let counters = try await relay.command("stats").counters ?? [:]
+            let atCarol = try await carol.stats(within: 60) { ($0.received?["alice"]?.delivered ?? 0) >= 100 }
+            print("relay flood: mallory queued \((flooded.bytes ?? 0) >> 20) MiB for carol in \(floodSeconds) s behind a 20 Mbit/s link; "
+                  + "relay peak RSS \(peak / 1024) MiB; relay paused reading \(counters["relayBackPressure"] ?? -1) time(s); "
+                  + "alice↔relay round trip p50/p99 \(before.p50_us ?? -1)/\(before.p99_us ?? -1) µs before, "
+                  + "\(during.p50_us ?? -1)/\(during.p99_us ?? -1) µs during (p99 added \(((during.p99_us ?? 0) - (before.p99_us ?? 0)) / 1000) ms)")
+            #expect(peak <= 64 * 1024, "relay peak RSS \(peak / 1024) MiB")
+            #expect((counters["relayBackPressure"] ?? 0) > 0)
+            #expect(during.answered == 200 && during.lost == 0, "alice's round trips with the relay: \(during)")
+            MeshProcessTests.expectExactly(100, atCarol.received?["alice"], digest: sent.sha256, "alice → carol behind the flood")
+            #expect(try await relay.command("stats").members?.contains("mallory") == true, "back-pressure, not a disconnect")
+        }
+    }
+}
