@@ -1,7 +1,7 @@
 // mc-chat: a chat room written against Apple's Multipeer Connectivity API, exactly as an iOS or macOS app would
 // write it (delegates, invitation handlers, run-loop streams). On Linux it runs unchanged on PeerMesh.
 //
-//   mc-chat NAME [--service TYPE] [--downloads DIR] [--decline] [--reject-certificates] [--context TEXT]
+//   mc-chat NAME [--service TYPE] [--downloads DIR] [--decline] [--reject-certificates] [--reject-certificate-of NAME] [--context TEXT]
 //
 // Every peer advertises and browses; of two peers that find each other, the one whose name sorts first invites.
 // Type a line to send it to everyone; `/file PATH` sends a file to everyone, `/stream NAME TEXT` streams TEXT to
@@ -139,8 +139,9 @@ final class ChatRoom: NSObject, MCSessionDelegate, MCNearbyServiceAdvertiserDele
     }
 
     func session(_ session: MCSession, didReceiveCertificate certificate: [Any]?, fromPeer peerID: MCPeerID, certificateHandler: @escaping (Bool) -> Void) {
-        if rejectCertificates { say("certificate from \(peerID.displayName) rejected") }
-        certificateHandler(!rejectCertificates)
+        let reject = rejectCertificates || rejectedNames.contains(peerID.displayName)
+        if reject { say("certificate from \(peerID.displayName) rejected") }
+        certificateHandler(!reject)
     }
 
     // MARK: MCNearbyServiceAdvertiserDelegate
@@ -228,8 +229,10 @@ let downloads = URL(fileURLWithPath: option("--downloads") ?? FileManager.defaul
 let context = option("--context").map { Data($0.utf8) }
 let decline = flag("--decline")
 let reject = flag("--reject-certificates")
+var rejectedNames: Set<String> = []
+while let rejected = option("--reject-certificate-of") { rejectedNames.insert(rejected) }
 guard let name = arguments.first else {
-    FileHandle.standardError.write(Data("usage: mc-chat NAME [--service TYPE] [--downloads DIR] [--decline] [--reject-certificates] [--context TEXT]\n".utf8))
+    FileHandle.standardError.write(Data("usage: mc-chat NAME [--service TYPE] [--downloads DIR] [--decline] [--reject-certificates] [--reject-certificate-of NAME] [--context TEXT]\n".utf8))
     exit(64)
 }
 

@@ -19,10 +19,24 @@ struct PeerMeshCommand: AsyncParsableCommand {
               peermesh connect pm1.… --name bob --message hi
             Two terminals on one machine need an identity each (--identity FILE): with the default file both are \
             the same peer, which never sees its own room.
+
+            \(exitCodes)
             """,
         version: version,
         subcommands: [HostCommand.self, JoinCommand.self, SendCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DemoCommand.self]
     )
+
+    /// What each exit status means, for scripts (the README lists the same).
+    static let exitCodes = """
+        Exit codes:
+          0   done (send: delivered, and every file verified by every member)
+          1   failed: the network, the session or a file (the line printed says which)
+          2   bad input: a damaged code, an invalid name or key ID, nothing to send
+          4   not found: no such room or member in time, or no one at the address
+          5   could not join: declined, refused, or the host could not be reached
+          6   ambiguous: several rooms share the name; pick one as the message shows
+          64  usage: an unknown option or a missing argument
+        """
 
     /// Routes the C libraries' own warnings, applies `--verbose`, then runs the command ArgumentParser chose.
     nonisolated static func main() async {

@@ -4,7 +4,7 @@
 // several real processes in several network namespaces and assert what each one observed.
 //
 //   peermesh-meshpeer --name NAME --service-type TYPE --downloads DIR [--encryption required|optional|none] [--tamper]
-//                     [--liveness SECONDS] [--upgrade off]
+//                     [--liveness SECONDS] [--upgrade off] [--abandoned-pairings N]
 //
 // A command is `ID VERB ARGS...`; its reply carries `"id":"ID"` (and `"event":"error"` with a message when it failed).
 //   advertise                              publish the session on the service type (others can join through us)
@@ -22,6 +22,8 @@
 //                                          SIGKILL PID, or take this host's interface IFACE down (a cut between two
 //                                          sends, which a test polling the output could not time). Replies with the
 //                                          SHA-256 of what it sent.
+//   bulk NAME COUNT PADDING [AT PID]       COUNT reliable messages PADDING bytes longer (`MeshPayload.message`),
+//                                          SIGKILL PID just before message AT
 //   file NAME PATH                         send a file; reply once the receiver verified it
 //   stream NAME STREAM CHUNKS              open STREAM to NAME and write CHUNKS numbered chunks (`MeshPayload.chunk`)
 //   forge COUNT HOST PORT                  flood link-state records for COUNT made-up members linked to us, each
@@ -34,7 +36,8 @@
 //                                          link takes them, ignoring every window (a member that floods the relays)
 //   ping NAME COUNT INTERVAL_MS            COUNT round trips to NAME (it answers "ping" with "pong"): p50 and p99
 //   quit                                   leave the session and exit 0 (so does the end of standard input)
-// Unprompted: ready, advertised, peer (state changes), file / file-failed (received), stream (received), tampered,
+// Unprompted: ready, advertised, peer (state changes), file-started (bytes: where it resumed), file / file-failed
+// (received), stream (received), tampered,
 // verified (an end-to-end pairing finished), connection-failed (an incoming connection, with its errorCode).
 import Crypto
 import Foundation
@@ -224,6 +227,10 @@ final class Peer: Sendable {
         // Off: members that could reach each other (all on one host) stay linked only as the test linked them.
         if arguments["upgrade"] == "off" { configuration.linksDirectlyWhenReachable = false }
         if let seconds = arguments["liveness"].flatMap(Double.init) { configuration.livenessTimeout = .milliseconds(Int64(seconds * 1000)) }
+        if let count = arguments["abandoned-pairings"].flatMap(Int.init) {
+            configuration.maximumAbandonedPairingsPerSource = count
+            configuration.maximumAbandonedPairings = count
+        }
         let encryption: EncryptionPreference = switch arguments["encryption"] {
         case "none": .none
         case "optional": .optional
@@ -253,8 +260,8 @@ final class Peer: Sendable {
                 try? offer.accept()
             case .resourceSendChanged:
                 break
-            case .resourceStarted:
-                break
+            case .resourceStarted(let file, let peer, _, let resumedFrom):
+                Output.emit(["event": "file-started", "from": peer.displayName, "name": file, "bytes": Int(resumedFrom)])
             case .undelivered(let messages, let peer, let reason):
                 Output.emit(["event": "undelivered", "to": peer.displayName, "count": messages.count, "message": reason.message])
             case .resourceFinished(let file, let peer, .success(let url)):
@@ -405,6 +412,22 @@ final class Peer: Sendable {
                 }
                 let message = MeshPayload.message(index, from: name)
                 try await session.send(message, to: [peer], mode: args[2] == "reliable" ? .reliable : .unreliable)
+                MeshPayload.add(message, to: &hasher)
+            }
+            return ["event": "sent", "to": args[0], "count": count, "sha256": hex(hasher.finalize())]
+        case ("bulk", 3), ("bulk", 5):
+            // COUNT reliable messages of PADDING more bytes each to NAME; just before message AT, SIGKILL PID.
+            let peer = try member(args[0])
+            guard let count = Int(args[1]), let padding = Int(args[2]), padding > 0 else { throw Failure("bulk NAME COUNT PADDING [AT PID]") }
+            let at = args.count == 5 ? Int(args[3]) : nil
+            var hasher = SHA256()
+            for index in 0..<count {
+                if index == at, let pid = pid_t(args[4]) {
+                    Foundation.kill(pid, SIGKILL)
+                    Output.emit(["event": "killed", "pid": Int(pid), "before": index])
+                }
+                let message = MeshPayload.message(index, from: name, padding: padding)
+                try await session.send(message, to: [peer])
                 MeshPayload.add(message, to: &hasher)
             }
             return ["event": "sent", "to": args[0], "count": count, "sha256": hex(hasher.finalize())]

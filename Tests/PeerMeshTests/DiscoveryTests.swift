@@ -95,9 +95,16 @@ struct DiscoveryTests {
     }
 
     static let badTypes: [(String, String)] = [
-        ("", "characters long"), ("sixteen-chars-xx", "characters long"), ("Upper", "lowercase"), ("-lead", "hyphen"),
-        ("trail-", "hyphen"), ("dou--ble", "hyphen"), ("1234", "letter"), ("under_score", "lowercase"),
+        ("", "characters long"), ("sixteen-chars-xx", "characters long"), ("-lead", "hyphen"),
+        ("trail-", "hyphen"), ("dou--ble", "hyphen"), ("1234", "letter"), ("under_score", "ascii letters"), ("ünïcode", "ascii letters"),
     ]
+
+    /// RFC 6335 service names are case-insensitive: upper case is one spelling of the lower-case type.
+    @Test func upperCaseIsTheSameServiceType() throws {
+        let session = try TestPeer("typed").session
+        #expect(try Advertiser(session: session, serviceType: "Pictionary").serviceType.name == "pictionary")
+        #expect(try Browser(session: session, serviceType: "PICTIONARY").serviceType.name == "pictionary")
+    }
 
     @Test(arguments: badTypes)
     func invalidServiceTypesNameTheRule(type: String, rule: String) throws {

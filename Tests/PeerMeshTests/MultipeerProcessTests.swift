@@ -137,4 +137,29 @@ struct MultipeerProcessTests {
             #expect(await carol.says("peers alice,bob") != nil, "\(carol.child.output)")
         }
     }
+
+    /// A–B–C: alice's certificate delegate rejects carol, who joins through bob. MC has no relays, so the delegate is
+    /// the only judge an MC app has: it is asked about carol too, and carol never becomes alice's peer.
+    @Test func theCertificateDelegateJudgesAPeerThatJoinedThroughAnother() async throws {
+        try await Self.run { cluster, chats in
+            let a = try await cluster.hosts.up("pmmr"), b = try await cluster.hosts.up("pmms"), c = try await cluster.hosts.up("pmmt")
+            try await cluster.link(a, b)
+            try await cluster.link(b, c)
+            let type = Self.serviceTypes().lower
+            let alice = try await Chat("alice", on: a, cluster: cluster, serviceType: type, extra: ["--reject-certificate-of", "carol"])
+            chats.append(alice)
+            let bob = try await Chat("bob", on: b, cluster: cluster, serviceType: type)
+            chats.append(bob)
+            let carol = try await Chat("carol", on: c, cluster: cluster, serviceType: type)
+            chats.append(carol)
+            #expect(await bob.says("state carol connected", within: 30) != nil, "\(bob.child.output)")
+            #expect(await alice.says("certificate from carol rejected", within: 30) != nil, "\(alice.child.output)")
+            try carol.type("hello everyone")
+            try bob.type("hello from bob")
+            #expect(await alice.says("message bob: hello from bob") != nil, "\(alice.child.output)")
+            #expect(!alice.child.lines.contains { $0.contains("state carol connected") || $0.contains("message carol") }, "\(alice.child.output)")
+            try alice.type("/peers")
+            #expect(await alice.says("peers ") == "peers bob", "\(alice.child.output)")
+        }
+    }
 }

@@ -30,8 +30,11 @@ struct PairingSecurityTests {
             let hosts = cluster.hosts
             let j = try await hosts.up("pmsj"), r = try await hosts.up("pmsr"), h = try await hosts.up("pmsh")
             let jr = try await cluster.link(j, r), rh = try await cluster.link(r, h)
-            let host = try await cluster.peer("host", on: h, extra: ["--encryption", "optional"])
-            let joiner = try await cluster.peer("joiner", on: j, extra: ["--encryption", "optional"])
+            // Every refused try revealed both nonces and ended undecided: an abandoned pairing, which the pairing
+            // budget allows 5 a minute per address. This test is about the rewriter, so both allow its 100 tries.
+            let budget = ["--abandoned-pairings", "1000"]
+            let host = try await cluster.peer("host", on: h, extra: ["--encryption", "optional"] + budget)
+            let joiner = try await cluster.peer("joiner", on: j, extra: ["--encryption", "optional"] + budget)
             let real = try ConnectionData(encoded: try #require(try await host.command("code").code))
             let port = try #require(real.endpoints.first?.port)
             let rewriter = try Spawned(hosts.exec(r, [TestEnv.executable("peermesh-rewriter"), "--target", "\(rh).2:\(port)",

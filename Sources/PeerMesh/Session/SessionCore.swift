@@ -92,7 +92,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
             admissionLimits: .init(perIntroducer: configuration.maximumOpenAdmissionsPerNeighbor, total: configuration.maximumOpenAdmissions,
                                    undecidedPerIntroducer: configuration.maximumUndecidedMembersPerNeighbor)
         )
-        settings.memberCapabilities = .ofThisProcessor
+        settings.memberCapabilities = MemberCapabilities.ofThisProcessor.union(.pairingCertificates)
         // Wall-clock based, so a restarted member's records supersede the ones it published before.
         self.machine = Machine(identity: identity.local, sessionKey: Curve25519.KeyAgreement.PrivateKey(),
                                recordVersion: UInt64(Date().timeIntervalSince1970 * 1000) << 12, settings: settings)

@@ -48,7 +48,12 @@ extension SessionMachine {
         let own = VerificationCode.Party(keyID: me.keyID, sessionKey: ownSessionKey, nonce: randomBytes(VerificationCode.nonceLength))
         let pairing = MemberPairing(own: own, ownEncryption: settings.encryption, peerKeyID: members[handle].keyID, peerSessionKey: sessionKey)
         members[handle].pairing = pairing
-        for frame in [pairing.certificateFrame(identity.certificateDER), pairing.commitFrame] {
+        // Our certificate first (a member whose build announces it takes the step), so it is there before the code.
+        var frames = [pairing.commitFrame]
+        if mesh.capabilities(of: members[handle].keyID).contains(.pairingCertificates) {
+            frames.insert(pairing.certificateFrame(identity.certificateDER), at: 0)
+        }
+        for frame in frames {
             sendOnChannel(Parked(frame: .pairing(frame), queue: .control, ticket: nil, endsMessage: nil), to: handle, now: now)
         }
     }
