@@ -67,13 +67,16 @@ struct DoctorCommandTests {
         return url
     }
 
-    /// Two linked hosts, a room hosted on the first; returns the room's process and its TCP port.
-    static func hostRoom(_ hosts: TestHosts, on host: String, directory: URL) async throws -> (Spawned, Int) {
+    /// Two linked hosts, a room hosted on the first; returns the room's process, its TCP port and its connection code.
+    static func hostRoom(_ hosts: TestHosts, on host: String, directory: URL) async throws -> (Spawned, Int, String) {
         let room = try Spawned(hosts.exec(host, [bin, "host", "lobby", "--json", "--name", "alice", "--identity",
                                                  directory.appendingPathComponent("alice.pem").path, "--service-type", "pd\(TestEnv.tag().prefix(8))"]))
-        let line = try #require(await room.line(within: 10, containing: "\"event\":\"join-address\""), "\(room.output)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        return (room, try #require(object["port"] as? Int))
+        func event(_ name: String) async throws -> [String: Any] {
+            let line = try #require(await room.line(within: 10, containing: "\"event\":\"\(name)\""), "\(room.output)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        let code = try #require(try await event("join-code")["code"] as? String)
+        return (room, try #require(try await event("join-address")["port"] as? Int), code)
     }
 
     @Test func aHealthyPairHasNothingWrongAndThePeerAnswersWithItsKey() async throws {
@@ -83,7 +86,7 @@ struct DoctorCommandTests {
         try await Self.link(a, b, subnet: net, hosts)
         let dir = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let (room, port) = try await Self.hostRoom(hosts, on: a, directory: dir)
+        let (room, port, code) = try await Self.hostRoom(hosts, on: a, directory: dir)
 
         let here = try await Self.doctor(on: a, hosts, ["--port", "\(port)"])
         #expect(here.status == 0 && here.codes.isEmpty, "\(here.output)")
@@ -97,6 +100,11 @@ struct DoctorCommandTests {
                                        "\(alice.output)")
         #expect((there.check("peer")?["detail"] as? String)?.contains("alice answered at \(net).1:\(port) over TCP and TLS 1.3 with key \(fingerprint)") == true,
                 "\(there.output)")
+        // A connection code names the key that must answer: the same peer, found through the code's addresses.
+        let byCode = try await Self.doctor(on: b, hosts, ["--peer", code])
+        #expect(byCode.status == 0 && byCode.codes.isEmpty, "\(byCode.output)")
+        #expect((byCode.check("peer")?["detail"] as? String)?.contains("(from the code) over TCP and TLS 1.3 with key \(fingerprint)") == true,
+                "\(byCode.output)")
         // Nobody was asked to let the doctor in: it refused the peer's certificate before any invitation went out.
         #expect(!room.output.contains("invitation") && !room.output.contains("wants to join"), "\(room.output)")
         room.stop()
@@ -150,7 +158,7 @@ struct DoctorCommandTests {
         try await Self.link(a, b, subnet: net, hosts)
         let dir = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let (room, port) = try await Self.hostRoom(hosts, on: a, directory: dir)
+        let (room, port, _) = try await Self.hostRoom(hosts, on: a, directory: dir)
         for command in [["nft", "add", "table", "ip", "pmfault"],
                         ["nft", "add", "chain", "ip", "pmfault", "in", "{ type filter hook input priority 0; }"],
                         ["nft", "add", "rule", "ip", "pmfault", "in", "tcp", "dport", "\(port)", "drop"]] {

@@ -61,8 +61,8 @@ struct DoctorCommand: AsyncParsableCommand {
         } else {
             report(DoctorCheck(name: "self-test", outcome: .skipped("avahi-daemon does not answer (see above)")))
         }
-        if let peer, let target = DoctorPeerTarget(peer) {
-            report(await DoctorProbes.peer(target, within: timeout).check(address: peer, port: target.port))
+        if let target = peer.flatMap(DoctorPeerTarget.init) {
+            report(await DoctorProbes.peer(target, within: timeout).check(address: target.described, port: target.port))
         }
         let findings = checks.flatMap(\.findings)
         DoctorReport.summary(findings, to: output)

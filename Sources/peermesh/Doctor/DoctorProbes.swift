@@ -179,7 +179,8 @@ enum DoctorProbes {
         }
     }
 
-    /// A session that listens on loopback only: the probes dial out or publish; nobody else should reach them.
+    /// A session that listens on loopback only: the probes dial out or publish; nobody else should reach them, and
+    /// it takes no files.
     private static func probeConfiguration() -> Session.Configuration {
         var configuration = Session.Configuration()
         configuration.listenHost = "127.0.0.1"
@@ -195,7 +196,9 @@ enum DoctorProbes {
 
 /// Where `--peer` points: an address with its port, or a connection code (which also names the key expected).
 enum DoctorPeerTarget: Sendable {
+    /// `ADDRESS:PORT`: whoever answers there.
     case address(JoinAddress)
+    /// A `pm1.` code: its addresses, and the key that must answer.
     case code(ConnectionData)
 
     /// `ADDRESS:PORT` or `pm1.…`; nil for anything else.
@@ -206,6 +209,14 @@ enum DoctorPeerTarget: Sendable {
             self = .address(address)
         } else {
             return nil
+        }
+    }
+
+    /// Where it points, as the doctor's lines name it: the address, or the code's addresses.
+    var described: String {
+        switch self {
+        case .address(let address): address.description
+        case .code(let data): data.endpoints.map(\.description).joined(separator: " or ") + " (from the code)"
         }
     }
 
@@ -221,6 +232,8 @@ enum DoctorPeerTarget: Sendable {
 /// The peer the certificate handler was shown, read after the connection attempt ends.
 private final class AnsweredPeer: Sendable {
     private let peer = NIOLockedValueBox<PeerID?>(nil)
+    /// Records the peer the handler was shown.
     func set(_ value: PeerID) { peer.withLockedValue { $0 = value } }
+    /// The peer recorded, if any.
     func get() -> PeerID? { peer.withLockedValue { $0 } }
 }

@@ -160,8 +160,16 @@ struct NftRuleset: Equatable, Sendable {
 struct NftRuleMatch: Equatable, Sendable {
     /// What the rule does when it matches.
     enum Verdict: Equatable, Sendable {
-        case accept, drop, `return`
-        case jump(String), goto(String)
+        /// `accept`: the packet passes this base chain.
+        case accept
+        /// `drop` or `reject`: the packet is gone.
+        case drop
+        /// `return`: back to the chain that jumped here.
+        case `return`
+        /// `jump CHAIN`: that chain's rules, then on here.
+        case jump(String)
+        /// `goto CHAIN`: that chain's rules, not back here.
+        case goto(String)
     }
 
     /// The verdict, or nil when the rule has none (it only counts or logs).
@@ -188,6 +196,7 @@ struct NftRuleMatch: Equatable, Sendable {
     /// Port names nft may print instead of numbers (with `-S`).
     private static let services = ["mdns": 5353, "http": 80, "https": 443, "ssh": 22, "domain": 53]
 
+    /// Reads the rule's text as nft prints it.
     init(_ text: String) {
         var tokens = Self.tokens(text)[...]
         func next() -> String? { tokens.popFirst() }
