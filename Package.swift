@@ -93,6 +93,7 @@ let package = Package(
             name: "peermesh",
             dependencies: [
                 "PeerMesh",
+                "PeerMeshAvahi",
                 "CStderrFilter",
                 "CQRencode",
                 "CEdit",

@@ -116,6 +116,7 @@ extension BenchRun {
         case "discovery": try discovery()
         case "invite": try invite()
         case "roster": try roster()
+        case "install": try install()
         default: throw UsageError(message: "unknown scenario '\(id)'")
         }
     }

@@ -51,6 +51,8 @@ func usageText(prog: String) -> String {
       roster      session of N = 8,16,32,64 processes: time to full roster, control bytes per member
                   (a ring on loopback, direct links off, so members reach most others through relays), and the
                   bytes one 1 MiB message costs on the wire, direct and per relayed hop                64: <= 5 s
+      install     the newest dist/peermesh_*.deb (Scripts/package): installed size vs openssh-client and
+                  avahi-utils; `peermesh --version` start-up vs `ssh -V`, `avahi-browse --version`     <= 2x, .deb <= 25 MiB
 
     Contract with the PeerMesh benchmark executable ('peermesh-bench', target Benchmarks/PeerMeshBench):
       peermesh-bench serve --ready-file PATH [--encryption required|none] [--listen ADDR]... [--join PATH]...

@@ -5,7 +5,7 @@ import PeerMesh
 @main
 struct PeerMeshCommand: AsyncParsableCommand {
     /// The release, and the wire protocol version it speaks (peers need the same one).
-    static let version = "peermesh 0.9.0 (wire protocol \(Preamble.currentVersion))"
+    static let version = "peermesh 0.10.0 (wire protocol \(Preamble.currentVersion))"
 
     static let configuration = CommandConfiguration(
         commandName: "peermesh",
@@ -17,13 +17,15 @@ struct PeerMeshCommand: AsyncParsableCommand {
             Two terminals that can reach each other, without discovery:
               peermesh listen --name alice          # prints a connection code (pm1.…)
               peermesh connect pm1.… --name bob --message hi
+            When rooms do not appear or cannot be joined:
+              sudo peermesh doctor                  # what is wrong, and the command that fixes it
             Two terminals on one machine need an identity each (--identity FILE): with the default file both are \
             the same peer, which never sees its own room.
 
             \(exitCodes)
             """,
         version: version,
-        subcommands: [HostCommand.self, JoinCommand.self, SendCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DemoCommand.self]
+        subcommands: [HostCommand.self, JoinCommand.self, SendCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DoctorCommand.self, DemoCommand.self]
     )
 
     /// What each exit status means, for scripts (the README lists the same).

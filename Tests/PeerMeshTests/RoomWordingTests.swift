@@ -6,10 +6,13 @@ import Testing
 /// asserted as a person sees it.
 @Suite(.enabled(if: TestEnv.insideTestHost, "needs test hosts: run Scripts/test"), .timeLimit(.minutes(2)))
 struct RoomWordingTests {
+    /// The release is CHANGELOG.md's top entry (the Debian package reads it from the program, so they must agree).
     @Test func versionNamesTheReleaseAndTheProtocol() async throws {
         let result = try await run([RoomCommandTests.bin, "--version"])
         #expect(result.status == 0)
-        #expect(result.output == "peermesh 0.9.0 (wire protocol 2)\n", "\(result.output)")
+        let changelog = try String(contentsOf: TestEnv.packageRoot.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let top = try #require(changelog.split(separator: "\n").first { $0.hasPrefix("## ") }?.split(separator: " ").dropFirst().first)
+        #expect(result.output == "peermesh \(top) (wire protocol 2)\n", "\(result.output)")
     }
 
     /// A download folder that cannot be used is named, with the option that changes it; no API setting, no errno.

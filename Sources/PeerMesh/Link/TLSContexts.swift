@@ -23,6 +23,11 @@ struct TLSContexts: Sendable {
             server.minimumTLSVersion = .tlsv13
             server.maximumTLSVersion = .tlsv13
             server.certificateVerification = .noHostnameVerification
+            // No trust store: the custom callback decides, so the system's CA certificates are never read. With the
+            // default (`.default`), building the context loads them and fails where there are none (a minimal Debian
+            // without ca-certificates, found by Scripts/test-package).
+            server.trustRoots = .certificates([])
+            client.trustRoots = .certificates([])
             client.minimumTLSVersion = .tlsv13
             client.maximumTLSVersion = .tlsv13
             client.certificateVerification = .noHostnameVerification
