@@ -37,6 +37,24 @@ struct MeshProcessTests {
             return subnet
         }
 
+        /// The interface `host` has on `subnet` (one of this cluster's links).
+        func interface(on host: String, subnet: String) async throws -> String {
+            // The test-support `run`, not `Cluster.run`.
+            let listing = try await PeerMeshTestSupport.run(hosts.exec(host, ["ip", "-o", "-4", "addr", "show", "to", "\(subnet).0/24"]), within: 5)
+            guard listing.status == 0, let name = listing.output.split(separator: " ").dropFirst().first else {
+                throw Spawned.SpawnError(message: "no interface on \(subnet).0/24 at \(host): \(listing.output)")
+            }
+            return String(name)
+        }
+
+        /// Shapes what `host` sends on `subnet` to `rate` with `tc tbf` (this kernel has no netem).
+        func shape(_ host: String, on subnet: String, rate: String, burst: String, latency: String) async throws {
+            let interface = try await interface(on: host, subnet: subnet)
+            let shaped = try await PeerMeshTestSupport.run(hosts.exec(host, ["tc", "qdisc", "add", "dev", interface, "root", "tbf", "rate", rate,
+                                                         "burst", burst, "latency", latency]), within: 5)
+            guard shaped.status == 0 else { throw Spawned.SpawnError(message: "tc on \(host) \(interface): \(shaped.output)") }
+        }
+
         /// Starts member `name` on `host`; it is quit at tear-down.
         func peer(_ name: String, on host: String, extra: [String] = []) async throws -> MeshPeerProcess {
             let peer = try await MeshPeerProcess(name, on: host, hosts: hosts, serviceType: serviceType, downloads: scratch.base, extra: extra)
@@ -271,10 +289,7 @@ struct MeshProcessTests {
             #expect(try await alice.route(to: "carol", within: 15) { $0 == "direct" } == "direct", "\(alice.child.output.suffix(2000))")
             #expect(try await carol.route(to: "alice", within: 5) { $0 == "direct" } == "direct")
 
-            let listing = try await run(hosts.exec(a, ["ip", "-o", "-4", "addr", "show", "to", "\(shared).0/24"]), within: 5)
-            let fields = listing.output.split(separator: " ")
-            guard listing.status == 0, fields.count > 1 else { Issue.record("no interface on \(shared).0/24: \(listing.output)"); return }
-            let interface = String(fields[1])
+            let interface = try await cluster.interface(on: a, subnet: shared)
             let count = 1000
             let sent = try await alice.command("send carol \(count) reliable 300 linkdown \(interface)", within: 60)
             let atCarol = try await carol.stats(within: 30) { ($0.received?["alice"]?.delivered ?? 0) >= count }

@@ -15,12 +15,7 @@ struct RelayDeathProcessTests {
             let ab = try await cluster.link(a, b), ad = try await cluster.link(a, d)
             try await cluster.link(b, c)
             try await cluster.link(d, c)
-            for subnet in [ab, ad] {
-                let listing = try await run(hosts.exec(a, ["ip", "-o", "-4", "addr", "show", "to", "\(subnet).0/24"]), within: 5)
-                let interface = try #require(listing.output.split(separator: " ").dropFirst().first.map(String.init), "\(listing.output)")
-                let shaped = try await run(hosts.exec(a, ["tc", "qdisc", "add", "dev", interface, "root", "tbf", "rate", "200mbit", "burst", "256kb", "latency", "20ms"]), within: 5)
-                #expect(shaped.status == 0, "\(shaped.output)")
-            }
+            for subnet in [ab, ad] { try await cluster.shape(a, on: subnet, rate: "200mbit", burst: "256kb", latency: "20ms") }
             let alice = try await cluster.peer("alice", on: a), bob = try await cluster.peer("bob", on: b)
             let dave = try await cluster.peer("dave", on: d), carol = try await cluster.peer("carol", on: c)
             try await cluster.advertise(alice)

@@ -23,10 +23,7 @@ struct RelayFloodTests {
             try await cluster.link(r, a)
             let rc = try await cluster.link(r, c)
             // The relay's link to carol runs at 20 Mbit/s: what the flooder sends piles up at the relay.
-            let listing = try await run(hosts.exec(r, ["ip", "-o", "-4", "addr", "show", "to", "\(rc).0/24"]), within: 5)
-            let interface = try #require(listing.output.split(separator: " ").dropFirst().first.map(String.init), "\(listing.output)")
-            let shaped = try await run(hosts.exec(r, ["tc", "qdisc", "add", "dev", interface, "root", "tbf", "rate", "20mbit", "burst", "32kb", "latency", "50ms"]), within: 5)
-            #expect(shaped.status == 0, "\(shaped.output)")
+            try await cluster.shape(r, on: rc, rate: "20mbit", burst: "32kb", latency: "50ms")
 
             let relay = try await cluster.peer("relay", on: r)
             let hostile = try await cluster.peer("mallory", on: h), alice = try await cluster.peer("alice", on: a), carol = try await cluster.peer("carol", on: c)
