@@ -21,14 +21,14 @@ struct PeerMeshCommand: AsyncParsableCommand {
               sudo peermesh doctor                  # what is wrong, and the command that fixes it
             Two terminals on one machine need an identity each (--identity FILE): with the default file both are \
             the same peer, which never sees its own room.
-
             \(exitCodes)
             """,
         version: version,
         subcommands: [HostCommand.self, JoinCommand.self, SendCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DoctorCommand.self, DemoCommand.self]
     )
 
-    /// What each exit status means, for scripts (the README lists the same).
+    /// What each exit status means, for scripts (the README lists the same). No empty line: the man page generated
+    /// from this text must not have one (groff warns, and `Scripts/package` refuses lintian warnings it cannot explain).
     static let exitCodes = """
         Exit codes:
           0   done (send: delivered, and every file verified by every member)
