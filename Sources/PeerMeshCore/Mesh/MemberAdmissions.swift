@@ -4,8 +4,8 @@ import NIOCore
 /// by the invitation that made the link. One that others introduce (a neighbour's link-state records make it
 /// reachable) is not a member until both sides admitted each other:
 ///
-/// 1. **Introduced**: with an admission handler, the two sides pair end to end first (for the verification code);
-///    without one, the member is admitted at once. One neighbour has at most `Limits.undecidedPerIntroducer`
+/// 1. **Introduced**: when the app judges members (a certificate or an admission handler), the two sides pair end to
+///    end first (for the member's certificate and the verification code); otherwise the member is admitted at once. One neighbour has at most `Limits.undecidedPerIntroducer`
 ///    members introduced and not yet decided at a time; the rest are introduced as those are decided or forgotten
 ///    (what they send meanwhile is not acknowledged, so their senders send it again later).
 /// 2. **Waiting**, then **asking**: the app's handler is asked about at most `Limits.perIntroducer` members one

@@ -4,8 +4,8 @@ import NIOCore
 /// pair with each, ask the app with the member's certificate and code (`.askAdmission`), send our decision, and
 /// report the member only once both sides admitted each other.
 extension SessionMachine {
-    /// Introduces the reachable members that are new and reached only through others: without the app deciding they
-    /// are admitted at once; otherwise we pair with each first (the app gets the code). Forgets what waited for
+    /// Introduces the reachable members that are new and reached only through others: without the app judging them
+    /// they are admitted at once; otherwise we pair with each first (the app gets its certificate and the code). Forgets what waited for
     /// members that went before they were admitted.
     mutating func introduceRelayedMembers(reachable: [MemberHandle], reachableSet: Set<MemberHandle>, now: NIODeadline) {
         let relayed = reachable.filter { members[$0].directLink == nil && !members[$0].announced }
