@@ -497,9 +497,8 @@ final class Peer: Sendable {
             for index in 0..<count {
                 let token = "\(name)-\(index)-\(UInt32.random(in: 0...UInt32.max))"
                 let start = ContinuousClock.now
-                let answered = pongs.expect(token)
                 try await session.send(Data("ping \(token)".utf8), to: [peer])
-                if await answered.wait(within: .seconds(10)) {
+                if await pongs.wait(for: token, within: .seconds(10)) {
                     let elapsed = ContinuousClock.now - start
                     rtts.append(Int(elapsed.components.seconds) * 1_000_000 + Int(elapsed.components.attoseconds / 1_000_000_000_000))
                 } else {
@@ -579,32 +578,38 @@ final class Peer: Sendable {
     }
 }
 
-/// Answers to `ping`: each token's arrival, waited for by the round trip that sent it.
+/// Answers to `ping`: a round trip waits for its token's answer (or its time limit), woken by the answer itself.
 final class Pongs: Sendable {
-    /// One expected answer.
-    final class Waiter: Sendable {
-        private let arrived = Mutex(false)
-        fileprivate func arrive() { arrived.withLock { $0 = true } }
-        /// Whether the answer came within `limit` (checked every 50 µs: round trips are what is measured).
-        func wait(within limit: Duration) async -> Bool {
-            let deadline = ContinuousClock.now + limit
-            while ContinuousClock.now < deadline {
-                if arrived.withLock({ $0 }) { return true }
-                try? await Task.sleep(for: .microseconds(50))
-            }
-            return arrived.withLock { $0 }
-        }
+    private struct State {
+        var waiting: [String: CheckedContinuation<Bool, Never>] = [:]
+        /// Answers that came before their round trip began to wait.
+        var early: Set<String> = []
     }
-    private let waiting = Mutex<[String: Waiter]>([:])
+    private let state = Mutex(State())
 
-    func expect(_ token: String) -> Waiter {
-        let waiter = Waiter()
-        waiting.withLock { $0[token] = waiter }
-        return waiter
+    /// Whether `token`'s answer comes within `limit` (it may have come already).
+    func wait(for token: String, within limit: Duration) async -> Bool {
+        await withCheckedContinuation { continuation in
+            let answered = state.withLock { state in
+                if state.early.remove(token) != nil { return true }
+                state.waiting[token] = continuation
+                return false
+            }
+            if answered { return continuation.resume(returning: true) }
+            Task {
+                try? await Task.sleep(for: limit)
+                state.withLock { $0.waiting.removeValue(forKey: token) }?.resume(returning: false)
+            }
+        }
     }
 
     func arrived(_ token: String) {
-        waiting.withLock { $0.removeValue(forKey: token) }?.arrive()
+        let waiter = state.withLock { state in
+            let waiter = state.waiting.removeValue(forKey: token)
+            if waiter == nil { state.early.insert(token) }
+            return waiter
+        }
+        waiter?.resume(returning: true)
     }
 }
 
