@@ -85,6 +85,8 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
         /// New pairings wait: too many recent ones were abandoned after their verification codes were computed
         /// (`PairingBudget`); try again in a minute.
         public static let pairingsPaused = Code("pairingsPaused")
+        /// The peer took a newer link from our own identity (another process with the same key) in place of ours.
+        public static let linkReplaced = Code("linkReplaced")
     }
 
     /// What went wrong.

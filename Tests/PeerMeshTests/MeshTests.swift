@@ -231,6 +231,25 @@ struct MeshInProcess {
             await c.shutdown(); await b.shutdown(); await a.shutdown()
         }
 
+        /// Two live processes with one identity (#37 item 1): the peer keeps the newer link and tells the older
+        /// process why — `linkReplaced`, not a departure — while it never sees the member leave.
+        @Test func aSecondProcessWithTheSameIdentityReplacesTheFirstAndTheFirstIsToldSo() async throws {
+            let scratch = try Scratch()
+            defer { scratch.remove() }
+            let a = try TestPeer("twin-a", scratch: scratch)
+            let identity = try Identity.generate(displayName: "twin-b")
+            let first = try TestPeer("twin-b", identity: identity), second = try TestPeer("twin-b", identity: identity)
+            try await first.join(a)
+            try await second.join(a)
+            let state = await first.waitFor(a.peerID, \.isNotConnected)
+            #expect(state?.reasonCode == .linkReplaced, "\(String(describing: state))")
+            try await second.session.send(Data("still here".utf8), to: [a.peerID])
+            #expect(await eventually { await a.log.received.map(\.0).last == Data("still here".utf8) })
+            let seen = await a.log.events.compactMap { if case .peerChanged(let p, let s) = $0, p == identity.peerID { s } else { nil } }
+            #expect(!seen.contains { $0.isNotConnected }, "\(seen)")
+            await second.shutdown(); await first.shutdown(); await a.shutdown()
+        }
+
         @Test func aMemberThatLeavesAndComesBackAsANewProcessIsHeardAgain() async throws {
             let scratch = try Scratch()
             defer { scratch.remove() }

@@ -186,7 +186,8 @@ final class LinkHandler: ChannelInboundHandler {
         perform(machine.invitationDecision(decision, now: .now()))
     }
 
-    func leave() { perform(machine.closeRequested()) }
+    /// Closes the link with a Close frame saying why (`replaced`: a newer link of the same member took its place).
+    func leave(_ reason: Frame.Close.Reason = .goodbye) { perform(machine.closeRequested(reason)) }
 
     /// Completes when the connection is closed (nil before the handler joined a pipeline).
     var closeFuture: EventLoopFuture<Void>? { context?.channel.closeFuture }

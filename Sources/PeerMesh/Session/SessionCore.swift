@@ -301,7 +301,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
             case .event(let event):
                 report(event)
             case .close(let id):
-                links[id]?.leave()
+                links[id]?.leave(.replaced)
             case .dial(let peer, let endpoints):
                 dial(peer, endpoints)
             case .askAdmission(let peer, let introducer, let code, let certificate):

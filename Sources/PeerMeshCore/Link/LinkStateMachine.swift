@@ -497,8 +497,8 @@ public struct LinkStateMachine: Sendable {
         }
     }
 
-    /// We are leaving on purpose.
-    public mutating func closeRequested() -> [Action] {
+    /// We are leaving on purpose (`reason` says why: leaving, or a newer link of the same member replaced this one).
+    public mutating func closeRequested(_ reason: Frame.Close.Reason = .goodbye) -> [Action] {
         switch state {
         case .closed: return []
         case .idle, .awaitingPreamble, .negotiatingTLS:
@@ -506,7 +506,8 @@ public struct LinkStateMachine: Sendable {
             return [.close(reason: nil)]
         default:
             state = .closed
-            return [.send(.close(.init(reason: .goodbye, message: "leaving the session"))), .close(reason: nil)]
+            let message = reason == .replaced ? "replaced by a newer connection from your identity" : "leaving the session"
+            return [.send(.close(.init(reason: reason, message: message))), .close(reason: nil)]
         }
     }
 
@@ -590,6 +591,8 @@ public struct LinkStateMachine: Sendable {
             return PeerMeshError(.protocolViolation, "The peer reports that we broke the protocol: \(close.message)")
         case .internalError:
             return PeerMeshError(.connectionClosed, "The peer closed the link: \(close.message)")
+        case .replaced:
+            return PeerMeshError(.linkReplaced, "The peer took a newer connection from this identity (another process using the same identity file) in place of this one.")
         }
     }
 

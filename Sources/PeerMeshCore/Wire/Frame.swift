@@ -177,6 +177,9 @@ public enum Frame: Hashable, Sendable {
             case goodbye = 0, protocolViolation = 1, certificateRejected = 2, peerIDMismatch = 3, timedOut = 4
             /// Why the sender closes the link, continued.
             case sessionFull = 5, declined = 6, internalError = 7, negotiationTampered = 8
+            /// A newer link from the same identity (another process with the same key) took this one's place. Older
+            /// peers read an unknown reason as `internalError`, and still show the message.
+            case replaced = 9
         }
     }
 }
