@@ -38,13 +38,8 @@ struct SessionOptions: ParsableArguments {
 
     static var defaultIdentityURL: URL { configDirectory.appendingPathComponent("identity.pem") }
 
-    /// `$XDG_CONFIG_HOME/peermesh`, else `~/.config/peermesh`: the identity and `known_peers` live here.
-    static var configDirectory: URL {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".config")
-        return base.appendingPathComponent("peermesh")
-    }
+    /// `$XDG_CONFIG_HOME/peermesh`, else `~/.config/peermesh` (`$HOME` first): the identity and `known_peers` live here.
+    static var configDirectory: URL { UserDirectories.current.config.appendingPathComponent("peermesh") }
 
     static var defaultName: String {
         let host = ProcessInfo.processInfo.hostName

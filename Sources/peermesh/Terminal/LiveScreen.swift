@@ -49,7 +49,7 @@ final class LiveScreen: Sendable {
     static var defaultHistoryFile: URL {
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".local/state")
+            ?? UserDirectories.current.home.appendingPathComponent(".local/state")
         return base.appendingPathComponent("peermesh/history")
     }
 
