@@ -98,6 +98,9 @@ let package = Package(
                 "CQRencode",
                 "CEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The PeerMesh side of Scripts/bench: benchmark servers and scenarios, kept out of the shipped `peermesh`.

@@ -18,27 +18,38 @@ struct BrowseCommand: AsyncParsableCommand {
     func run() async throws {
         try await runRoom {
             let output = RoomOutput(json: options.json)
-            let mesh = try makeSession(session, receiving: nil, json: options.json)
-            let search = try RoomSearch(session: mesh, serviceType: options.serviceType)
-            try await search.start()
-            let found = await search.run(until: .now + .milliseconds(Int64(timeout * 1000))) { directory, change in
-                switch change {
-                case .room(let room):
-                    output.event("room", room.fields.merging(["join": .string(directory.shortestSelector(for: room))]) { $1 },
-                                 human: Self.roomLine(room, in: directory))
-                case .member(let peer, let room):
-                    let addresses = search.browser.foundPeers.first { $0.peerID == peer }?.endpoints.map(\.description) ?? []
-                    output.event("member", RoomOutput.fields(peer).merging(room.fields) { $1 }.merging(["addresses": .string(addresses.joined(separator: " "))]) { $1 },
-                                 human: Self.memberLine(peer, in: room, addresses: addresses))
-                }
-                return .keepLooking
+            let identity = try session.loadIdentity()
+            // The open room of this identity looks for us (its session is already up, and it is the one peer we are).
+            if try await RoomControl.ask(.init(request: .browse, id: "browse", timeout: timeout), keyID: identity.peerID.id,
+                                         output: output, check: { _ in }) {
+                return
             }
-            search.browser.stop()
-            let rooms = found.rooms.count, members = found.memberCount
-            output.event("summary", ["rooms": .int(rooms), "members": .int(members)],
-                         human: "\(rooms) room(s), \(members) member(s) found")
+            let mesh = try makeSession(session, receiving: nil, json: options.json)
+            try await Self.browse(session: mesh, serviceType: options.serviceType, timeout: timeout, output: output)
             await mesh.disconnect()
         }
+    }
+
+    /// Lists the rooms `session` finds within `timeout` seconds as `room` and `member` events, then a `summary`.
+    static func browse(session mesh: Session, serviceType: String, timeout: Double, output: RoomOutput) async throws {
+        let search = try RoomSearch(session: mesh, serviceType: serviceType)
+        try await search.start()
+        let found = await search.run(until: .now + .milliseconds(Int64(timeout * 1000))) { directory, change in
+            switch change {
+            case .room(let room):
+                output.event("room", room.fields.merging(["join": .string(directory.shortestSelector(for: room))]) { $1 },
+                             human: Self.roomLine(room, in: directory))
+            case .member(let peer, let room):
+                let addresses = search.browser.foundPeers.first { $0.peerID == peer }?.endpoints.map(\.description) ?? []
+                output.event("member", RoomOutput.fields(peer).merging(room.fields) { $1 }.merging(["addresses": .string(addresses.joined(separator: " "))]) { $1 },
+                             human: Self.memberLine(peer, in: room, addresses: addresses))
+            }
+            return .keepLooking
+        }
+        search.browser.stop()
+        let rooms = found.rooms.count, members = found.memberCount
+        output.event("summary", ["rooms": .int(rooms), "members": .int(members)],
+                     human: "\(rooms) room(s), \(members) member(s) found")
     }
 
     /// `room "lobby" hosted by alice (key 3f2a-91c0-77d1-0a2b) — peermesh join lobby`; a room whose name another

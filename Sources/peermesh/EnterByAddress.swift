@@ -48,6 +48,23 @@ enum FirstContact {
         fields["port"] = .int(address.port)
         fields["code"] = .string(code)
         output.event("host-key", fields, human: line(host, at: address, code: code))
+        warnIfKnownWithAnotherKey(host, output: output)
+    }
+
+    /// Warns when `peer`'s display name is in `known_peers` with another key: joining by address or code, the person
+    /// may take a name they know for the peer they know.
+    static func warnIfKnownWithAnotherKey(_ peer: PeerID, output: RoomOutput) {
+        let file = KnownPeersFile.default
+        guard let remembered = (try? file.read())?[peer.displayName], remembered != peer.id else { return }
+        var fields = RoomOutput.fields(peer)
+        fields["fingerprint"] = .string(peer.fingerprint)
+        fields["remembered_id"] = .string(remembered)
+        fields["remembered_fingerprint"] = .string(KnownPeersHelp.fingerprint(remembered))
+        output.event("known-name-other-key", fields, human: """
+            WARNING: \(peer.displayName) is known to you with another key (\(KnownPeersHelp.fingerprint(remembered)), in \
+            \(file.url.path)); this one has \(peer.fingerprint). Someone may be posing as \(peer.displayName): compare the \
+            verification code with them before you trust what you send or receive.
+            """)
     }
 
     /// The words: whose key answered, that nothing vouched for it, and how to check.

@@ -74,6 +74,7 @@ private func enterDirectly(room: String?, code: String, session: Session, answer
     do { data = try ConnectionData(encoded: code) } catch {
         throw CLIError("That connection code is damaged or incomplete: copy all of it, from pm1. to its end.", exitCode: 2)
     }
+    FirstContact.warnIfKnownWithAnotherKey(data.peerID, output: output)
     let answer = Duration.milliseconds(Int64(seconds * 1000))
     switch await askToJoin(data.peerID, answerWithin: answer, output: output, { waiting async throws(PeerMeshError) in
         try await session.connect(using: data, context: Data((room ?? "").utf8), timeout: answer, awaitingAnswer: { waiting.heard(code: $0) })

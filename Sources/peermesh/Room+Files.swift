@@ -9,8 +9,10 @@ extension Room {
 
     /// Sends `batch` to `recipients` at once (each gets its files one after another), on one status line of a live
     /// terminal; returns when every recipient verified (SHA-256) and holds every file, else throws what failed.
+    /// `output` says it (the room's, or the room's and a control client's when another terminal asked).
     @discardableResult
-    func send(_ batch: FileBatch, to recipients: [PeerID]) async throws -> Int {
+    func send(_ batch: FileBatch, to recipients: [PeerID], output: RoomOutput? = nil) async throws -> Int {
+        let output = output ?? self.output
         guard !recipients.isEmpty else { throw CLIError("Nobody else is in the room; nothing was sent.") }
         output.event("file-sending", ["file": .string(batch.label), "files": .int(batch.items.count), "bytes": .number(batch.totalBytes),
                                       "to": .int(recipients.count)],
@@ -25,14 +27,14 @@ extension Room {
         }
         let failures = await withTaskGroup(of: (PeerID, PeerMeshError?, Bool).self) { group in
             for (peer, number) in zip(recipients, numbers) {
-                group.addTask { await self.send(batch, to: peer, number: number) }
+                group.addTask { await self.send(batch, to: peer, number: number, output: output) }
             }
             return await group.reduce(into: [(PeerID, PeerMeshError, Bool)]()) { if let error = $1.1 { $0.append(($1.0, error, $1.2)) } }
         }
         if let screen, let line { screen.endTransfer(line, summary: true) }
         transfers.withLockedValue { table in numbers.forEach { table.remove($0) } }
         for (peer, error, cancelledHere) in failures {
-            reportSendFailure(batch.label, to: peer, error, cancelledHere: cancelledHere)
+            reportSendFailure(batch.label, to: peer, error, cancelledHere: cancelledHere, output: output)
         }
         guard failures.isEmpty else { throw CLIError("\"\(batch.label)\" did not reach \(failures.count) of \(recipients.count) member(s).") }
         output.event("file-sent", ["file": .string(batch.label), "files": .int(batch.items.count), "to": .int(recipients.count)],
@@ -43,7 +45,7 @@ extension Room {
     /// Sends the batch's files to one member in turn; the first error that ends the batch for it (with whether we
     /// cancelled it here), else nil. A file that fails on its own (it changed while being read, arrived damaged)
     /// does not stop the others; its error is still the batch's.
-    private func send(_ batch: FileBatch, to peer: PeerID, number: Int) async -> (PeerID, PeerMeshError?, Bool) {
+    private func send(_ batch: FileBatch, to peer: PeerID, number: Int, output: RoomOutput) async -> (PeerID, PeerMeshError?, Bool) {
         var failure: PeerMeshError?
         for item in batch.items {
             if transfers.withLockedValue({ $0.entries[number]?.cancelled ?? true }) { break }
@@ -68,7 +70,7 @@ extension Room {
         return (peer, failure, transfers.withLockedValue { $0.entries[number]?.cancelled ?? false })
     }
 
-    private func reportSendFailure(_ label: String, to peer: PeerID, _ error: PeerMeshError, cancelledHere: Bool) {
+    private func reportSendFailure(_ label: String, to peer: PeerID, _ error: PeerMeshError, cancelledHere: Bool, output: RoomOutput) {
         let why: String
         if cancelledHere, error.code == .cancelled {
             why = "you cancelled it."

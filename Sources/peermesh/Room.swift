@@ -21,7 +21,7 @@ struct MemberOptions: ParsableArguments {
 /// Options of the commands that stay in a room and receive files (`host`, `join`; `send` leaves when done and
 /// takes no files).
 struct ReceivingOptions: ParsableArguments {
-    @Option(help: "Where received files go. Default: $XDG_DOWNLOAD_DIR/PeerMesh, ~/Downloads/PeerMesh, or ./PeerMesh Downloads.")
+    @Option(help: "Where received files go. Default: PeerMesh in the desktop's download folder (XDG_DOWNLOAD_DIR in ~/.config/user-dirs.dirs, else ~/Downloads).")
     var downloads: String?
 
     @Option(help: ByteCount.maximumFileSizeHelp)
@@ -33,20 +33,10 @@ struct ReceivingOptions: ParsableArguments {
     /// The file policy in force (`--files`, or its default for how we are run: `json` output is a script's).
     func filePolicy(json: Bool) -> FilePolicy { FilePolicy.resolved(files, interactive: !json && LiveScreen.isPossible) }
 
-    /// The receiving directory: the option, else a `PeerMesh` folder in the user's download directory, else
-    /// `PeerMesh Downloads` in the current directory.
+    /// The receiving directory: the option, else a `PeerMesh` folder in the desktop's download folder
+    /// (`UserDirectories`).
     var downloadsDirectory: URL {
-        if let downloads { return URL(fileURLWithPath: downloads) }
-        let environment = ProcessInfo.processInfo.environment
-        if let xdg = environment["XDG_DOWNLOAD_DIR"], !xdg.isEmpty {
-            return URL(fileURLWithPath: xdg).appendingPathComponent("PeerMesh")
-        }
-        let home = URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent("Downloads")
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: home.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            return home.appendingPathComponent("PeerMesh")
-        }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("PeerMesh Downloads")
+        downloads.map { URL(fileURLWithPath: $0) } ?? UserDirectories.current.roomDownloads
     }
 }
 
@@ -92,6 +82,8 @@ final class Room: Sendable {
     let folderAnswers = NIOLockedValueBox<[String: (Bool, Date)]>([:])
     /// Whether the person can type commands (`/cancel`); `send` reads none.
     let readsCommands: Bool
+    /// Control clients following every event (`follow`; docs/control-protocol.md).
+    let followers = RoomFollowers()
 
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
@@ -103,7 +95,7 @@ final class Room: Sendable {
         self.serviceType = serviceType
         self.accept = accept
         self.files = files
-        self.output = output
+        self.output = output.adding(followers.listener)
         self.trust = TrustOnFirstUse(file: .default, output: output)
         (acks, ackSink) = AsyncStream.makeStream(of: (id: String, peer: PeerID).self, bufferingPolicy: .bufferingNewest(256))
         // Members others introduce face the same policy as those who invite us. Without a handler the library admits
@@ -122,13 +114,14 @@ final class Room: Sendable {
     /// Records the room we are in: invitations are judged against its name from now on.
     func entered(_ identity: RoomIdentity) { state.withLockedValue { $0.identity = identity } }
 
-    /// Publishes the room we entered, so others can join through us; avahi-daemon trouble becomes a one-line error.
-    func advertise() async throws {
+    /// Publishes the room we entered, so others can join through us (the session listens from here on, even when
+    /// avahi-daemon cannot publish).
+    func advertise() async throws(PeerMeshError) {
         // A room entered by connection code alone has no name we could advertise.
         guard let identity, !identity.name.isEmpty else { return }
         let advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: identity.discoveryInfo)
         state.withLockedValue { $0.advertiser = advertiser }
-        do { try await advertiser.start() } catch { throw CLIError(UserWords.explain(error)) }
+        try await advertiser.start()
     }
 
     /// Runs until `/quit`, the end of standard input, or SIGINT/SIGTERM; then leaves cleanly.
@@ -237,7 +230,7 @@ final class Room: Sendable {
         case "/quit":
             return false
         case "/peers":
-            await listPeers()
+            await listPeers(to: output)
             return true
         case "/help":
             writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file or folder, /peers lists members, /quit leaves.")
@@ -282,22 +275,13 @@ final class Room: Sendable {
             output.error(SendRequest.badQuote)
             return
         }
-        var recipients = session.connectedPeers
-        if let name = request.recipient {
-            let matches = recipients.filter { $0.displayName == name }
-            guard matches.count == 1 else {
-                output.error(matches.isEmpty ? "Nobody called \(name) is in the room; /peers lists members."
-                                             : "Several members are called \(name); files go to one of them only by a unique name.")
-                return
-            }
-            recipients = matches
-        }
         let rest = request.path
         guard !rest.isEmpty else {
             output.error(SendRequest.usage)
             return
         }
         do {
+            let recipients = try recipients(named: request.recipient)
             try await send(FileBatch([URL(fileURLWithPath: (rest as NSString).expandingTildeInPath)]), to: recipients)
         } catch let error as CLIError {
             output.error(error.description)
@@ -308,7 +292,8 @@ final class Room: Sendable {
         }
     }
 
-    private func listPeers() async {
+    /// The members, one `peer` event each (`/peers`, `peermesh peers`).
+    func listPeers(to output: RoomOutput) async {
         let members = session.connectedPeers
         if members.isEmpty { output.event("peers", ["count": 0], human: "nobody else is in the room") }
         for peer in members {
@@ -359,6 +344,11 @@ final class Room: Sendable {
                              human: "\(peer) — verification code \(code) (end to end) — \(Self.protection(security))")
             case .peerChanged(_, .notConnected(let reason?)) where reason.code == .sessionClosed:
                 break   // we are the one leaving: every member "leaves" us at once, which is no news to the person
+            case .peerChanged(let peer, .notConnected(let reason?)) where reason.code == .linkReplaced:
+                // Not a departure: the peer is still there, talking to our other process.
+                forgetFolderAnswers(of: peer)
+                output.event("replaced", RoomOutput.fields(peer).merging(["code": .string(reason.code.name)]) { $1 },
+                             human: "\(peer.displayName) is now connected to another process with your identity, not to this one: \(UserWords.explain(reason))")
             case .peerChanged(let peer, .notConnected(let reason)):
                 forgetFolderAnswers(of: peer)
                 var fields = RoomOutput.fields(peer)

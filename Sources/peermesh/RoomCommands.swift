@@ -23,14 +23,19 @@ struct HostCommand: AsyncParsableCommand {
     @Flag(help: "Also show the command that joins without discovery as a QR code (for a phone's camera, or across the room).")
     var qr = false
 
+    @Option(help: "TCP port to listen on (1–65535), e.g. the one a firewall rule opens. Default: one the system picks.")
+    var port: Int?
+
     func run() async throws {
         try await runRoom {
             let name = try RoomKeys.validate(room)
-            let room = try makeRoom(session, options, member, receiving: receiving, accept: accept)
+            if let port, !(1...65535).contains(port) { throw CLIError("--port \(port) is not a TCP port: give one from 1 to 65535.", exitCode: 2) }
+            let lock = try OneProcessPerIdentity.claim(try session.loadIdentity(), command: "host", room: name)
+            let room = try makeRoom(session, options, member, receiving: receiving, accept: accept, port: port ?? 0)
             let me = room.session.myPeerID
             let identity = RoomIdentity(name: name, host: me)
             room.entered(identity)
-            try await stay(in: room, announcing: Announcement(
+            try await stay(in: room, lock: lock, announcing: Announcement(
                 event: "hosting", fields: identity.fields.merging(RoomOutput.fields(me)) { $1 },
                 human: "hosting \"\(name)\" as \(me) — type to chat, /peers, /quit"
             )) {
@@ -83,16 +88,17 @@ struct JoinCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runRoom {
+            let lock = try OneProcessPerIdentity.claim(try session.loadIdentity(), command: "join", room: RoomSelector(self.room).roomName)
             let room = try makeRoom(session, options, member, receiving: receiving, accept: accept)
             let (identity, member) = try await enterRoom(RoomSelector(self.room), session: room.session, serviceType: options.serviceType,
                                                          through: host, timeout: timeout, answerTimeout: answerTimeout,
                                                          example: "peermesh join", output: room.output)
             room.entered(identity)
-            try await stay(in: room, announcing: Announcement(
+            try await stay(in: room, lock: lock, announcing: Announcement(
                 event: "joined-room", fields: identity.fields.merging(RoomOutput.fields(member)) { $1 },
                 human: identity.name.isEmpty ? "joined \(member)'s room — type to chat, /peers, /quit"
                                              : "joined \"\(identity.name)\" through \(member) — type to chat, /peers, /quit"
-            ), mustAdvertise: false)
+            ), hosting: false)
         }
     }
 }
@@ -127,6 +133,18 @@ struct SendCommand: AsyncParsableCommand {
             do throws(CLIError) { batch = file.isEmpty ? nil : try FileBatch(file.map { URL(fileURLWithPath: $0) }) } catch {
                 throw CLIError(error.description, exitCode: 2)
             }
+            let me = try session.loadIdentity()
+            let lock: IdentityLock
+            do {
+                lock = try IdentityLock(ControlPlace(keyID: me.peerID.id), holder: IdentityHolder(pid: getpid(), command: "send", room: RoomSelector(self.room).roomName, serves: false))
+            } catch let held as IdentityLock.Held {
+                // A room is open with this identity: it sends for us (joining again would push it out).
+                guard held.holder?.serves == true, try await sendThroughOpenRoom(me.peerID, batch: batch, holder: held.holder) else {
+                    throw OneProcessPerIdentity.refusal(me.peerID.displayName, held: held.holder)
+                }
+                return
+            }
+            defer { withExtendedLifetime(lock) {} }
             let room = try makeRoom(session, options, member, receiving: nil, accept: .none)
             let output = room.output, mesh = room.session
             let (identity, member) = try await enterRoom(RoomSelector(self.room), session: mesh, serviceType: options.serviceType,
@@ -158,8 +176,35 @@ struct SendCommand: AsyncParsableCommand {
                 throw error
             }
             await release()
+            // Every member confirmed what it got: what leaving drops (the library's own acknowledgements still on
+            // their way) is no news, and "may not have arrived" after "delivered" would be false.
+            following.cancel()
             await room.leave()
         }
+    }
+}
+
+extension SendCommand {
+    /// Sends through the room open in another terminal (false: nothing answered there). It must be the room named
+    /// by `--room`: a send elsewhere with the same identity would push the open room's links out.
+    func sendThroughOpenRoom(_ me: PeerID, batch: FileBatch?, holder: IdentityHolder?) async throws -> Bool {
+        let output = RoomOutput(json: options.json), selector = RoomSelector(room)
+        let check = { (hello: ControlEvent) throws in
+            let open = RoomControl.room(of: hello)
+            let codeHost = selector.connectionCode.flatMap { try? ConnectionData(encoded: $0.code) }?.peerID.id
+            guard let open, selector.matches(open) || codeHost == open.hostID else {
+                let there = open.map { "the room \"\($0.name)\"" } ?? "a room"
+                throw CLIError("\(me.displayName) is in \(there) in another terminal (\(holder?.description ?? "another process")): sending to \"\(selector)\" with the same identity would push it out. Send to that room (`peermesh send --room \(KnownPeersHelp.shellWord(open?.name ?? "ROOM")) …`), or give this send an identity of its own with --identity FILE.", exitCode: 5)
+            }
+        }
+        if let message {
+            guard try await RoomControl.ask(ControlRequest(request: .say, id: "say", text: message, timeout: timeout), keyID: me.id, output: output, check: check) else { return false }
+        }
+        if batch != nil {
+            let paths = file.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+            guard try await RoomControl.ask(ControlRequest(request: .send, id: "send", paths: paths), keyID: me.id, output: output, check: check) else { return false }
+        }
+        return true
     }
 }
 
@@ -175,8 +220,8 @@ struct Announcement {
 /// The session and the room for `host` and `join` (`receiving` files), or `send` (nil: it leaves when it is done),
 /// the admission policy in place before the first member can arrive.
 func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, _ member: MemberOptions, receiving: ReceivingOptions?,
-              accept: AcceptPolicy) throws -> Room {
-    let session = try makeSession(options, maxPeers: member.maxPeers, receiving: receiving, json: roomOptions.json)
+              accept: AcceptPolicy, port: Int = 0) throws -> Room {
+    let session = try makeSession(options, maxPeers: member.maxPeers, receiving: receiving, json: roomOptions.json, port: port)
     return try Room(session: session, serviceType: roomOptions.serviceType, accept: accept,
                 files: receiving?.filePolicy(json: roomOptions.json) ?? .refuse, readsCommands: receiving != nil,
                 output: RoomOutput(json: roomOptions.json))
@@ -185,8 +230,8 @@ func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, _ member: M
 /// A session that links to at most `maxPeers` and receives files as `receiving` says. Without `receiving` (`send`,
 /// `browse`) it takes no files, which could never finish, and leaves when it is done: a member that goes away fails
 /// a file we send at once (the command exits non-zero; run again later, it resumes from what the member kept).
-func makeSession(_ options: SessionOptions, maxPeers: Int? = nil, receiving: ReceivingOptions?, json: Bool) throws -> Session {
-    var configuration = options.configuration()
+func makeSession(_ options: SessionOptions, maxPeers: Int? = nil, receiving: ReceivingOptions?, json: Bool, port: Int = 0) throws -> Session {
+    var configuration = options.configuration(port: port)
     if let maxPeers { configuration.maximumPeers = maxPeers }
     if let receiving {
         configuration.receivingDirectory = receiving.downloadsDirectory
@@ -200,26 +245,42 @@ func makeSession(_ options: SessionOptions, maxPeers: Int? = nil, receiving: Rec
 }
 
 /// Advertises the room so others can join through us, announces it, warns about a download folder that cannot be
-/// used, starts the `alongside` tasks (stopped when we leave), and stays until the person leaves.
+/// used, opens the control socket of the identity whose lock `lock` holds, starts the `alongside` tasks (stopped when
+/// we leave), and stays until the person leaves.
 ///
-/// A host without discovery has no room to offer and stops; a joiner (`mustAdvertise` false) is in the room already
-/// — perhaps by connection code, because discovery is down where it is — and stays, saying others cannot find the
-/// room through it.
-func stay(in room: Room, announcing announcement: Announcement, mustAdvertise: Bool = true,
+/// Without discovery (no avahi-daemon) the room is open all the same: a host says discovery is off and that others
+/// join with its code or an address (printed next); a joiner (`hosting` false) is in the room already — perhaps by
+/// connection code — and says others cannot find the room through it. A port we cannot listen on ends it.
+func stay(in room: Room, lock: IdentityLock, announcing announcement: Announcement, hosting: Bool = true,
           alongside: () async -> [Task<Void, Never>] = { [] }) async throws {
     do {
         try await room.advertise()
-    } catch let error as CLIError where !mustAdvertise {
-        room.output.error("Others cannot find the room through you: \(error.description)")
+    } catch where error.code == .listenFailed {
+        throw CLIError(UserWords.explain(error))
+    } catch {
+        let why = UserWords.explain(error)
+        if hosting {
+            room.output.event("discovery-off", ["message": .string(why), "code": .string(error.code.name)],
+                              human: "warning: discovery is off, so nobody nearby sees the room by its name: \(why) The room is open all the same: others join with the code or an address below.")
+        } else {
+            room.output.error("Others cannot find the room through you: \(why)")
+        }
     }
     room.output.event(announcement.event, announcement.fields, human: announcement.human)
     // Said at the start, not when a file arrives: the library refuses such a file before it is announced.
     if let problem = UserWords.unusableFolder(room.session.configuration.receivingDirectory) {
         room.output.error("Files others send you will fail: \(problem)")
     }
+    // The user's other terminals (`peermesh send`, `peers`, `browse`) act through this room from now on.
+    let control: ControlServer?
+    do { control = try await room.serveControl(lock) } catch {
+        control = nil
+        room.output.error("Other terminals cannot reach this room (\(error)); `peermesh send` there needs an identity of its own.")
+    }
     let tasks = await alongside()
     await room.runInteractive()
     tasks.forEach { $0.cancel() }
+    await control?.stop()
 }
 
 /// Runs a typed-throwing step and returns its outcome as a value.

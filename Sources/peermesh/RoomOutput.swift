@@ -8,25 +8,46 @@ import PeerMesh
 struct RoomOutput: Sendable {
     /// One JSON object per line instead of text.
     let json: Bool
+    /// Whether events print here; false for an answer only a control client sees (`peermesh peers`).
+    private(set) var printsHere = true
+    /// Who else hears every event: control clients that follow the room, or the one whose request this output answers.
+    private(set) var listeners: [RoomListener] = []
+
+    init(json: Bool) { self.json = json }
 
     /// Prints event `name`: `fields` (plus `event` and `time`) as JSON, or `[HH:MM:SS] ` and `human`.
     func event(_ name: String, _ fields: [String: JSONField] = [:], human: TerminalLine) {
-        if json {
-            writeLine(Self.jsonLine(name, fields, at: .now))
-        } else {
-            writeLine(Self.stamped(human))
+        if printsHere {
+            writeLine(json ? Self.jsonLine(name, fields, at: .now) : Self.stamped(human))
         }
+        for listener in listeners { listener.heard(name, fields, human.text) }
     }
 
     /// An error: one escaped line on standard error (and a JSON `error` event with `--json`, with the library's error
     /// code when there is one).
     func error(_ message: String, code: PeerMeshError.Code? = nil) {
-        if json {
-            var fields: [String: JSONField] = ["message": .string(message)]
-            if let code { fields["code"] = .string(code.name) }
-            event("error", fields, human: "")
+        var fields: [String: JSONField] = ["message": .string(message)]
+        if let code { fields["code"] = .string(code.name) }
+        if printsHere {
+            if json { writeLine(Self.jsonLine("error", fields, at: .now)) }
+            printError("error: \(message)")
         }
-        printError("error: \(message)")
+        for listener in listeners { listener.heard("error", fields, "error: " + TerminalText.escaped(message)) }
+    }
+
+    /// This output, also heard by `listener`.
+    func adding(_ listener: RoomListener) -> RoomOutput {
+        var copy = self
+        copy.listeners.append(listener)
+        return copy
+    }
+
+    /// An output only `listener` hears: nothing prints here.
+    func only(_ listener: RoomListener) -> RoomOutput {
+        var copy = self
+        copy.printsHere = false
+        copy.listeners = [listener]
+        return copy
     }
 
     /// One event as a JSON object: `fields`, `event` and `time`, keys sorted; numbers and booleans as JSON has them.
@@ -79,4 +100,10 @@ enum JSONField: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIn
         case .bool(let flag): NSNumber(value: flag)
         }
     }
+}
+
+/// Someone who hears a room's events besides its terminal: a control client (`Control/`).
+struct RoomListener: Sendable {
+    /// Called with each event's name, fields and human line (escaped, without its time stamp).
+    let heard: @Sendable (_ name: String, _ fields: [String: JSONField], _ text: String) -> Void
 }

@@ -45,6 +45,7 @@ enum UserWords {
         case .peerDisconnected: "they left, or the connection to them was lost."
         case .livenessTimeout: "nothing was heard from them for a while: their machine or the network between you may be down."
         case .connectionClosed: "the connection closed before you were let in; try again."
+        case .linkReplaced: "another process with your identity connected to them, and they kept that connection: close the other process, or give one of the two an identity of its own with --identity FILE."
         case .connectionFailed: "could not reach them over the network: check that they are still running and on a network you can reach."
         case .invitationDeclined: "they declined to let you in."
         case .invitationTimedOut: "nobody answered in time; try again, and ask the host to answer the prompt."

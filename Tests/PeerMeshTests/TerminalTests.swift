@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import PeerMeshTestSupport
 import Testing
 
@@ -69,6 +70,9 @@ struct TerminalTests {
         let terminal = Terminal()
         let hosts = TestHosts()
         let dir: URL
+        /// The test hosts alice and the joiner run on, once the room is open.
+        let hostNames = NIOLockedValueBox<[String]>([])
+        let serviceType = RoomCommandTests.type()
 
         static func run(columns: Int = 160, rows: Int = 50, joiner: String = "bob", _ body: (Room) async throws -> Void) async throws {
             let room = Room(dir: try RoomCommandTests.scratch())
@@ -85,11 +89,8 @@ struct TerminalTests {
         private func open(columns: Int, rows: Int, joiner: String) async throws {
             let a = try await hosts.up("pmua"), b = try await hosts.up("pmub")
             try await hosts.link(a, b, subnet: RoomCommandTests.subnet())
-            let type = RoomCommandTests.type(), bin = PeerProcess.binary.path
-            // Typed lines are kept in the history file under XDG_STATE_HOME: the scratch directory, not the machine's.
-            func command(_ host: String, _ args: String) -> String {
-                "env XDG_STATE_HOME=\(dir.path)/state-\(host) \(TestEnv.testhost) exec \(host) -- \(bin) \(args) --service-type \(type) --identity \(dir.path)/\(host).pem"
-            }
+            hostNames.withLockedValue { $0 = [a, b] }
+            for host in [a, b] { try FileManager.default.createDirectory(at: runtimeDirectory(host), withIntermediateDirectories: true) }
             _ = try await terminal.tmux("new-session", "-d", "-s", "room", "-x", "\(columns)", "-y", "\(rows)",
                                         command(a, "host lobby --name alice --downloads \(dir.path)/alice-downloads"))
             #expect(try await terminal.waitFor(0, "room \"lobby\" is visible"))
@@ -99,6 +100,20 @@ struct TerminalTests {
                 throw NotFormed(screens: [try await terminal.shown(0), try await terminal.shown(1)])
             }
         }
+
+        /// The command line that runs `peermesh ARGS` on `host` as that host's person: their identity, and their own
+        /// state directory (typed lines are kept in a history file there) and runtime directory (the control socket).
+        /// (`peermesh peers` has no `--service-type`: `discovers` false leaves it out.)
+        func command(_ host: String, _ args: String, discovers: Bool = true) -> String {
+            "\(environment(host)) \(TestEnv.testhost) exec \(host) -- \(PeerProcess.binary.path) \(args)\(discovers ? " --service-type \(serviceType)" : "") --identity \(dir.path)/\(host).pem"
+        }
+
+        /// `env` with the host's person's directories, the scratch directory's rather than the machine's.
+        func environment(_ host: String) -> String {
+            "env XDG_STATE_HOME=\(dir.path)/state-\(host) XDG_RUNTIME_DIR=\(runtimeDirectory(host).path)"
+        }
+
+        func runtimeDirectory(_ host: String) -> URL { dir.appendingPathComponent("run-\(host)") }
 
         /// The room did not come together; what both windows showed.
         struct NotFormed: Error { let screens: [[String]] }
