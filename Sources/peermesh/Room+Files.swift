@@ -22,8 +22,8 @@ extension Room {
         }
         let screen = Console.live
         let transfers = self.transfers
-        let line = screen?.beginTransfer(name: batch.label, direction: .sending, total: batch.totalBytes * Int64(recipients.count)) {
-            transfers.withLockedValue { table in numbers.reduce(0) { $0 + table.completed($1) } }
+        let line = screen?.beginTransfer(name: batch.label, direction: .sending, total: batch.totalBytes * Int64(recipients.count)) { now in
+            transfers.withLockedValue { $0.sample(numbers, at: now) }
         }
         let failures = await withTaskGroup(of: (PeerID, PeerMeshError?, Bool).self) { group in
             for (peer, number) in zip(recipients, numbers) {
@@ -89,6 +89,7 @@ extension Room {
         guard let number = transfers.withLockedValue({ $0.number(of: progress) }) else { return }
         switch phase {
         case .awaitingAnswer:
+            transfers.withLockedValue { $0.waiting(number, for: "\(TerminalText.escaped(peer.displayName)) to accept", keepingSpeed: true) }
             // Most members answer at once (they accept files); say we wait only when someone has to decide.
             Task {
                 try? await Task.sleep(for: .seconds(1))
@@ -102,14 +103,21 @@ extension Room {
                 }
             }
         case .sending(let offset):
-            let resumed = transfers.withLockedValue { $0.setInterrupted(number, false) }
+            let resumed = transfers.withLockedValue { table in
+                table.moving(number, at: .now, restart: offset > 0)
+                return table.setInterrupted(number, false)
+            }
             if resumed || offset > 0 {
                 output.event("file-resumed", RoomOutput.fields(peer).merging(["file": .string(name), "offset": .number(Int64(clamping: offset)), "number": .int(number)]) { $1 },
                              human: offset > 0 ? "resuming \"\(name)\" to \(peer.displayName) at \(percent(Int64(clamping: offset), of: progress.totalUnitCount))"
                                                : "sending \"\(name)\" to \(peer.displayName) again from the start (they no longer had the part sent before)")
             }
         case .interrupted(let until):
-            guard transfers.withLockedValue({ $0.setInterrupted(number, true) }) else { return }
+            let waitingFor = "\(TerminalText.escaped(peer.displayName)) to come back, until \(RoomOutput.clock(until))"
+            guard transfers.withLockedValue({ table in
+                table.waiting(number, for: waitingFor, keepingSpeed: false)
+                return table.setInterrupted(number, true)
+            }) else { return }
             let minutes = max(1, Int((until.timeIntervalSinceNow / 60).rounded()))
             output.event("file-interrupted", RoomOutput.fields(peer).merging(["file": .string(name), "direction": "sending", "number": .int(number),
                                                                               "resumes_until": .string(until.formatted(.iso8601))]) { $1 },
@@ -150,14 +158,22 @@ extension Room {
 
     /// A file started (or resumed) arriving: numbered, with its size, on the status line of a live terminal.
     func started(_ file: String, from peer: PeerID, _ progress: Progress, resumedFrom offset: Int64) {
-        let number = transfers.withLockedValue { $0.add(.receiving, name: file, peer: peer, total: progress.totalUnitCount, progress: progress) }
+        // The speed counts from here: the part already held (`offset`) arrived before.
+        let number = transfers.withLockedValue { table in
+            let number = table.add(.receiving, name: file, peer: peer, total: progress.totalUnitCount, progress: progress)
+            table.moving(number, at: .now)
+            return number
+        }
         let size = ProgressBar.bytes(progress.totalUnitCount)
         output.event("file-started", RoomOutput.fields(peer).merging(["file": .string(file), "bytes": .number(progress.totalUnitCount),
                                                                       "offset": .number(offset), "number": .int(number)]) { $1 },
                      human: offset > 0 ? "resuming \"\(file)\" from \(peer.displayName) at \(percent(offset, of: progress.totalUnitCount)) of \(size) — /cancel \(number) stops it"
                                     : "receiving \"\(file)\" (\(size)) from \(peer.displayName) — /cancel \(number) stops it")
         guard let screen = Console.live else { return }
-        let line = screen.beginTransfer(name: file, direction: .receiving, total: progress.totalUnitCount) { progress.completedUnitCount }
+        let transfers = self.transfers
+        let line = screen.beginTransfer(name: file, direction: .receiving, total: progress.totalUnitCount) { now in
+            transfers.withLockedValue { $0.sample([number], at: now) }
+        }
         transfers.withLockedValue { $0.setStatusLine(line, of: number) }
     }
 

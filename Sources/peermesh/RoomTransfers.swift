@@ -29,6 +29,10 @@ struct RoomTransfers: Sendable {
         var statusLine: Int?
         /// Whether "waiting for … to accept" was said.
         var waitingShown = false
+        /// What it waits for (an answer, a member to come back), escaped for the terminal; nil while it moves.
+        var waiting: String?
+        /// Where its speed counts from: when it last started moving, and the bytes done then.
+        var baseline: TransferBaseline?
     }
 
     private(set) var entries: [Int: Entry] = [:]
@@ -77,6 +81,35 @@ struct RoomTransfers: Sendable {
         guard entries[number]?.waitingShown == false else { return false }
         entries[number]!.waitingShown = true
         return true
+    }
+
+    /// The transfer moves: its speed counts from now when it has no baseline yet or `restart` says so (a resume).
+    mutating func moving(_ number: Int, at now: ContinuousClock.Instant, restart: Bool = false) {
+        guard entries[number] != nil else { return }
+        entries[number]!.waiting = nil
+        if restart || entries[number]!.baseline == nil { entries[number]!.baseline = TransferBaseline(bytes: completed(number), at: now) }
+    }
+
+    /// The transfer waits for `what`; a wait for the next file's answer keeps the batch's speed, a member gone does not.
+    mutating func waiting(_ number: Int, for what: String, keepingSpeed: Bool) {
+        guard entries[number] != nil else { return }
+        entries[number]!.waiting = what
+        if !keepingSpeed { entries[number]!.baseline = nil }
+    }
+
+    /// What the status line shows for `numbers` (one batch to several members, or one file): bytes done, the speed
+    /// of those moving, and — when none moves — what they wait for.
+    func sample(_ numbers: [Int], at now: ContinuousClock.Instant) -> TransferSample {
+        let chosen = numbers.compactMap { entries[$0] }
+        let completed = numbers.reduce(Int64(0)) { $0 + self.completed($1) }
+        let moving = chosen.filter { $0.waiting == nil && $0.baseline != nil }
+        guard moving.isEmpty else {
+            let rate = moving.reduce(0.0) { $0 + $1.baseline!.rate(self.completed($1.number), at: now) }
+            return TransferSample(completed: completed, bytesPerSecond: rate)
+        }
+        let waits = chosen.compactMap(\.waiting)
+        var seen = Set<String>()
+        return TransferSample(completed: completed, waiting: waits.isEmpty ? nil : waits.filter { seen.insert($0).inserted }.joined(separator: "; "))
     }
 
     /// Bytes done by a transfer so far (every file of the batch).

@@ -1,3 +1,5 @@
+import Foundation
+import PeerMesh
 import Testing
 @testable import peermesh
 
@@ -5,7 +7,7 @@ import Testing
 struct StatusLineTests {
     static func transfer(_ name: String, _ direction: TransferProgress.Direction = .sending, done: Int64, of total: Int64,
                          seconds: Int64 = 4) -> TransferProgress {
-        TransferProgress(name: name, direction: direction, completed: done, total: total, elapsed: .seconds(seconds))
+        TransferProgress(name: name, direction: direction, completed: done, total: total, bytesPerSecond: Double(done) / Double(seconds))
     }
 
     static let big = transfer("big.bin", done: 12 << 20, of: 30 << 20)
@@ -50,6 +52,55 @@ struct StatusLineTests {
         #expect(line.hasSuffix(" more"), "\(line)")
         let shown = line.components(separatedBy: " | ").dropFirst().filter { !$0.hasSuffix("more") }.count
         #expect(line.hasSuffix("| +\(9 - shown) more"), "\(line)")
+    }
+
+    /// A transfer that waits says what for and until when, with no speed or time left (#37 item 4).
+    @Test func aWaitingTransferSaysWhatItWaitsForWithoutSpeedOrTimeLeft() {
+        var waiting = Self.big
+        waiting.waiting = "bob to come back, until 14:05"
+        waiting.bytesPerSecond = nil
+        let line = StatusLine.text(for: [waiting], width: 160) ?? ""
+        #expect(line == "sending big.bin [#########...............]  40%  12.0 MiB / 30.0 MiB  waiting for bob to come back, until 14:05")
+        let narrow = StatusLine.text(for: [waiting], width: 40) ?? ""
+        #expect(!narrow.contains("/s") && !narrow.contains("ETA"), "\(narrow)")
+        // Beside a moving one, only the moving one counts for speed and time left.
+        let line2 = StatusLine.text(for: [Self.big, waiting], width: 120)
+        #expect(line2 == "2 transfers · 3.0 MiB/s · ETA 0:06 | big.bin 40% | big.bin 40% waiting")
+        var starting = Self.big
+        starting.bytesPerSecond = nil
+        #expect(StatusLine.text(for: [starting], width: 160)?.hasSuffix("12.0 MiB / 30.0 MiB  starting  ETA -:--") == true)
+    }
+
+    /// After a resume the speed counts only the bytes sent since: 20 MiB already held, 2 MiB in the second since.
+    @Test func theSpeedCountsFromTheLastResume() {
+        let start = ContinuousClock.now
+        let baseline = TransferBaseline(bytes: 20 << 20, at: start)
+        #expect(baseline.rate(22 << 20, at: start + .seconds(1)) == Double(2 << 20))
+        #expect(baseline.rate(20 << 20, at: start) == 0)
+    }
+
+    /// The room's table says what a batch's line shows: waiting for an answer keeps no speed until bytes move; a
+    /// member gone shows who and until when; the resume counts only what moves after it.
+    @Test func theTransferTableSamplesWaitsAndResumes() throws {
+        let bob = try PeerID(displayName: "bob", keyID: [UInt8](repeating: 0xb0, count: 32))
+        var table = RoomTransfers()
+        let number = table.add(.sending, name: "big.bin", peer: bob, total: 100 << 20)
+        let progress = Progress(totalUnitCount: 100 << 20)
+        table.attach(progress, to: number)
+        let start = ContinuousClock.now
+        table.waiting(number, for: "bob to accept", keepingSpeed: true)
+        #expect(table.sample([number], at: start) == TransferSample(completed: 0, waiting: "bob to accept"))
+        table.moving(number, at: start)
+        progress.completedUnitCount = 10 << 20
+        #expect(table.sample([number], at: start + .seconds(2)) == TransferSample(completed: 10 << 20, bytesPerSecond: Double(5 << 20)))
+        table.waiting(number, for: "bob to come back, until 14:05", keepingSpeed: false)
+        #expect(table.sample([number], at: start + .seconds(60)).bytesPerSecond == nil)
+        #expect(table.sample([number], at: start + .seconds(60)).waiting == "bob to come back, until 14:05")
+        // bob came back holding 60 MiB: the jump from 10 to 60 MiB is not speed.
+        progress.completedUnitCount = 60 << 20
+        table.moving(number, at: start + .seconds(100), restart: true)
+        progress.completedUnitCount = 62 << 20
+        #expect(table.sample([number], at: start + .seconds(101)).bytesPerSecond == Double(2 << 20))
     }
 
     @Test func nothingUnderWayIsNoLine() {

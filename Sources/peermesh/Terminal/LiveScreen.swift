@@ -14,11 +14,12 @@ final class LiveScreen: Sendable {
         let name: String
         let direction: TransferProgress.Direction
         let total: Int64
-        let started: ContinuousClock.Instant
-        let completed: @Sendable () -> Int64
+        let sample: @Sendable (ContinuousClock.Instant) -> TransferSample
 
         func progress(at now: ContinuousClock.Instant) -> TransferProgress {
-            TransferProgress(name: name, direction: direction, completed: completed(), total: total, elapsed: now - started)
+            let sample = sample(now)
+            return TransferProgress(name: name, direction: direction, completed: sample.completed, total: total,
+                                    bytesPerSecond: sample.bytesPerSecond, waiting: sample.waiting)
         }
     }
 
@@ -110,10 +111,10 @@ final class LiveScreen: Sendable {
         if queued { wakeUp() } else { Self.write(text, to: descriptor) }
     }
 
-    /// Starts showing a transfer on the status line; `completed` is read about ten times a second.
+    /// Starts showing a transfer on the status line; `sample` is read about ten times a second.
     func beginTransfer(name: String, direction: TransferProgress.Direction, total: Int64,
-                       completed: @escaping @Sendable () -> Int64) -> Int {
-        let transfer = Transfer(name: TerminalText.escaped(name), direction: direction, total: total, started: .now, completed: completed)
+                       sample: @escaping @Sendable (ContinuousClock.Instant) -> TransferSample) -> Int {
+        let transfer = Transfer(name: TerminalText.escaped(name), direction: direction, total: total, sample: sample)
         let id = shared.withLockedValue { shared in
             shared.nextTransfer += 1
             shared.transfers[shared.nextTransfer] = transfer

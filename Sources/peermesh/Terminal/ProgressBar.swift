@@ -2,7 +2,8 @@ import Foundation
 
 /// One transfer in words and a bar — `sending big.bin [#######.......]  45%  12.3 MiB / 27.0 MiB  110.2 MiB/s  ETA 0:02`
 /// — fitted to a number of columns: the bar shortens first, then the sizes, the bar, the speed go, and last the name
-/// is cut, so the percentage and the time left stay in sight on any terminal.
+/// is cut, so the percentage and the time left stay in sight on any terminal. A transfer that waits shows what for
+/// (`waiting for bob to come back, until 14:05`) in place of a speed and a time left it does not have.
 enum ProgressBar {
     /// The widest bar; the narrowest before it is dropped.
     static let barWidths = (widest: 24, narrowest: 8)
@@ -11,11 +12,11 @@ enum ProgressBar {
     static func render(_ transfer: TransferProgress, columns: Int) -> String {
         let percent = String(format: "%3d%%", transfer.percent)
         let sizes = "\(bytes(transfer.completed)) / \(bytes(transfer.total))"
-        let speed = "\(bytes(Int64(transfer.bytesPerSecond)))/s"
-        let eta = "ETA " + clock(transfer.secondsLeft)
+        let speed = transfer.waiting.map { "waiting for " + $0 } ?? transfer.bytesPerSecond.map { "\(bytes(Int64($0)))/s" } ?? "starting"
+        let eta = transfer.waiting == nil ? "ETA " + (transfer.secondsLeft.map(clock) ?? "-:--") : ""
         func line(_ label: String, bar: Int?, _ fields: [String]) -> String {
             let drawn = bar.map { " [" + self.bar(transfer.fraction, width: $0) + "]" } ?? ""
-            return label + drawn + " " + fields.joined(separator: "  ")
+            return label + drawn + " " + fields.filter { !$0.isEmpty }.joined(separator: "  ")
         }
         let label = transfer.label
         var candidates = (barWidths.narrowest...barWidths.widest).reversed().map { line(label, bar: $0, [percent, sizes, speed, eta]) }
@@ -23,7 +24,7 @@ enum ProgressBar {
         candidates += [line(label, bar: nil, [percent, speed, eta]), line(label, bar: nil, [percent, eta])]
         if let fitting = candidates.first(where: { TerminalColumns.width(of: $0) <= columns }) { return fitting }
         // Not even the name fits beside the numbers: cut the name, then (on a very narrow terminal) everything.
-        let tail = " " + percent + "  " + eta
+        let tail = " " + percent + "  " + (eta.isEmpty ? "waiting" : eta)
         let room = columns - TerminalColumns.width(of: tail)
         if room >= 4 { return TerminalColumns.truncate(label, to: room) + tail }
         return TerminalColumns.truncate(label + tail, to: columns)

@@ -19,14 +19,16 @@ enum StatusLine {
     /// Several transfers in `columns` columns.
     static func summary(_ transfers: [TransferProgress], columns: Int) -> String {
         let count = "\(transfers.count) transfers"
-        let speed = transfers.reduce(0) { $0 + $1.bytesPerSecond }
-        let left = transfers.reduce(Int64(0)) { $0 + max($1.total - $1.completed, 0) }
-        let eta = "ETA " + ProgressBar.clock(speed > 0 ? Int((Double(left) / speed).rounded(.up)) : 0)
+        // Only what moves has a speed and a time left; waiting transfers count for neither.
+        let moving = transfers.filter { $0.waiting == nil }
+        let speed = moving.reduce(0) { $0 + ($1.bytesPerSecond ?? 0) }
+        let left = moving.reduce(Int64(0)) { $0 + max($1.total - $1.completed, 0) }
+        let eta = "ETA " + (speed > 0 ? ProgressBar.clock(Int((Double(left) / speed).rounded(.up))) : "-:--")
         let heads = [[count, "\(ProgressBar.bytes(Int64(speed)))/s", eta], [count, eta], [count]].map { $0.joined(separator: " · ") }
         let head = heads.first { TerminalColumns.width(of: $0) <= columns } ?? TerminalColumns.truncate(count, to: columns)
         var line = head
         for (index, transfer) in transfers.enumerated() {
-            let entry = " | " + TerminalColumns.truncate(transfer.name, to: 24) + " \(transfer.percent)%"
+            let entry = " | " + TerminalColumns.truncate(transfer.name, to: 24) + " \(transfer.percent)%" + (transfer.waiting == nil ? "" : " waiting")
             let remaining = transfers.count - index - 1
             // Room for this entry, and for the "+N more" that would follow it when others do not fit.
             let more = remaining > 0 ? TerminalColumns.width(of: " | +\(remaining) more") : 0

@@ -1,4 +1,4 @@
-/// A file transfer at one moment, as the status line shows it. Pure: the time elapsed is an input.
+/// A file transfer at one moment, as the status line shows it. Pure: the speed is measured by whoever samples it.
 struct TransferProgress: Equatable, Sendable {
     /// Which way the file goes.
     enum Direction: Sendable { case sending, receiving }
@@ -11,8 +11,11 @@ struct TransferProgress: Equatable, Sendable {
     var completed: Int64
     /// Bytes in all.
     var total: Int64
-    /// Time since the transfer started.
-    var elapsed: Duration
+    /// Bytes a second since the transfer last started moving (its start, or a resume): bytes the other side already
+    /// held count for the percentage, never for the speed. Nil while nothing is moving.
+    var bytesPerSecond: Double?
+    /// What it waits for and until when (`alice to accept`, `bob to come back, until 14:05`); nil while it moves.
+    var waiting: String?
 
     /// `sending big.bin` or `receiving big.bin`.
     var label: String { (direction == .sending ? "sending " : "receiving ") + name }
@@ -23,15 +26,35 @@ struct TransferProgress: Equatable, Sendable {
     /// Whole percent done, 0–100.
     var percent: Int { Int(fraction * 100) }
 
-    /// The average speed since the start.
-    var bytesPerSecond: Double {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(max(completed, 0)) / max(seconds, 0.001)
+    /// Seconds still to go at the speed since it last started moving; nil while waiting or before anything moved.
+    var secondsLeft: Int? {
+        guard waiting == nil, let rate = bytesPerSecond, rate > 0 else { return nil }
+        return Int((Double(max(total - completed, 0)) / rate).rounded(.up))
     }
+}
 
-    /// Seconds still to go at the average speed so far (0 while nothing has moved yet).
-    var secondsLeft: Int {
-        let rate = bytesPerSecond
-        return rate > 0 ? Int((Double(max(total - completed, 0)) / rate).rounded(.up)) : 0
+/// How fast bytes move since a moment: the status line's speed counts from the last time a transfer (re)started, so
+/// a resume does not count the part already held as just sent.
+struct TransferBaseline: Sendable, Equatable {
+    /// Bytes done at that moment.
+    var bytes: Int64
+    /// The moment.
+    var at: ContinuousClock.Instant
+
+    /// Bytes a second from the baseline to `completed` at `now`.
+    func rate(_ completed: Int64, at now: ContinuousClock.Instant) -> Double {
+        let elapsed = now - at
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Double(max(completed - bytes, 0)) / max(seconds, 0.001)
     }
+}
+
+/// What the status line samples about one transfer about ten times a second.
+struct TransferSample: Sendable, Equatable {
+    /// Bytes done so far.
+    var completed: Int64
+    /// Bytes a second since it last started moving; nil while nothing moves.
+    var bytesPerSecond: Double?
+    /// What it waits for; nil while it moves.
+    var waiting: String?
 }
