@@ -65,7 +65,10 @@ let package = Package(
         // Apple's Multipeer Connectivity API on top of PeerMesh, for MC code that should run unchanged.
         .target(
             name: "MultipeerConnectivity",
-            dependencies: ["PeerMesh", "PeerMeshCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: [
+                "PeerMesh", "PeerMeshCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // A chat written against Apple's MC API, unchanged: the demo's MC program and the MC tests' peer.
         .executableTarget(
