@@ -77,6 +77,21 @@ let package = Package(
             path: "Examples/MCChat",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // Common shapes of third-party MC code, written only against Apple's API, for the MC process tests:
+        // crossed invitations decided by hashValue, a lazily built global transceiver, and sessions made only
+        // inside the invitation handler exchanging NSKeyedArchiver payloads.
+        .executableTarget(
+            name: "mc-crossed", dependencies: ["MultipeerConnectivity"], path: "Tests/MCWildApps/Crossed",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "mc-transceiver", dependencies: ["MultipeerConnectivity"], path: "Tests/MCWildApps/Transceiver",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "mc-lazy-archive", dependencies: ["MultipeerConnectivity"], path: "Tests/MCWildApps/LazyArchive",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         // libqrencode, to show a room's connection code as a QR code in the terminal.
         .systemLibrary(
             name: "CQRencode",
@@ -185,6 +200,9 @@ let package = Package(
                 "peermesh-flood",
                 "peermesh-grinder",
                 "mc-chat",
+                "mc-crossed",
+                "mc-transceiver",
+                "mc-lazy-archive",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
