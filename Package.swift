@@ -65,13 +65,31 @@ let package = Package(
         // Apple's Multipeer Connectivity API on top of PeerMesh, for MC code that should run unchanged.
         .target(
             name: "MultipeerConnectivity",
-            dependencies: ["PeerMesh", "PeerMeshCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
+            dependencies: [
+                "PeerMesh", "PeerMeshCore", .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         // A chat written against Apple's MC API, unchanged: the demo's MC program and the MC tests' peer.
         .executableTarget(
             name: "mc-chat",
             dependencies: ["MultipeerConnectivity"],
             path: "Examples/MCChat",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // Common shapes of third-party MC code, written only against Apple's API, for the MC process tests:
+        // crossed invitations decided by hashValue, a lazily built global transceiver, and sessions made only
+        // inside the invitation handler exchanging NSKeyedArchiver payloads.
+        .executableTarget(
+            name: "mc-crossed", dependencies: ["MultipeerConnectivity"], path: "Tests/MCWildApps/Crossed",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "mc-transceiver", dependencies: ["MultipeerConnectivity"], path: "Tests/MCWildApps/Transceiver",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "mc-lazy-archive", dependencies: ["MultipeerConnectivity"], path: "Tests/MCWildApps/LazyArchive",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // libqrencode, to show a room's connection code as a QR code in the terminal.
@@ -185,6 +203,9 @@ let package = Package(
                 "peermesh-flood",
                 "peermesh-grinder",
                 "mc-chat",
+                "mc-crossed",
+                "mc-transceiver",
+                "mc-lazy-archive",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -63,7 +63,7 @@ open class MCAdvertiserAssistant: NSObject, @unchecked Sendable {
     /// Stops advertising.
     open func stop() { advertiser.stopAdvertisingPeer() }
 
-    func present(_ invitation: Invitation, arrivedAt receiving: MCSession) {
+    func present(_ invitation: Invitation, arrivedAt receiving: Session) {
         let peer = MCPeerID(remote: invitation.peer)
         let context = invitation.context.isEmpty ? nil : invitation.context
         advertiser.delegateQueue.async { [self] in

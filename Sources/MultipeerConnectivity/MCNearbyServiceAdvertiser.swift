@@ -22,10 +22,11 @@ extension MCNearbyServiceAdvertiserDelegate {
 /// Advertises the local peer under a service type through avahi-daemon, as Multipeer Connectivity's
 /// `MCNearbyServiceAdvertiser`, and hands the invitations it brings in to the delegate.
 ///
-/// It publishes the listener of the local peer's newest `MCSession` (see `LocalPeer`): create the session before or
-/// after the advertiser, advertising begins once both exist, and an invitation accepted with
-/// `invitationHandler(true, session)` joins that session. Accepting into an older session of the same peer is
-/// refused (the inviter sees a decline) because the connection arrived at the newest one's listener.
+/// It advertises at once, with or without an `MCSession`. It publishes the listener of the local peer's newest
+/// `MCSession`, or while there is none the peer's lobby, which the next `MCSession` created takes over (see
+/// `LocalPeer`): so the app may create its session inside the invitation handler or later, and
+/// `invitationHandler(true, session)` joins it. Accepting into an older session of the same peer is refused (the
+/// inviter sees a decline) because the connection arrived at the newest one's listener.
 open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
     /// The local peer advertised.
     public let myPeerID: MCPeerID
@@ -62,7 +63,7 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         self.myPeerID = myPeerID
         discoveryInfo = info
         self.serviceType = serviceType
-        localPeer = LocalPeer.of(identity.peerID)
+        localPeer = LocalPeer.of(identity)
         super.init()
     }
 
@@ -76,7 +77,7 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
 
     /// Starts advertising (does nothing while advertising). A service type or discovery info that breaks the rules
     /// is reported to `advertiser(_:didNotStartAdvertisingPeer:)` at once; avahi-daemon's failures when they happen.
-    /// Without an `MCSession` for the peer yet, publishing begins when the first one is created.
+    /// Without an `MCSession` for the peer yet, it publishes the peer's lobby, which the first one created takes over.
     open func startAdvertisingPeer() {
         do {
             _ = try ServiceType(serviceType)
@@ -102,9 +103,10 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         current?.pump?.cancel()
     }
 
-    /// Publishes the listener of the local peer's receiving session (again, when it changed).
+    /// Publishes the listener of the local peer's receiving session, or its lobby (again, when it changed).
     func receivingSessionChanged() {
-        guard let session = localPeer.receivingSession?.backing else { return }
+        guard running.withLockedValue({ $0 != nil }) else { return }
+        let session = localPeer.advertisedSession
         let advertiser: Advertiser
         do {
             advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: discoveryInfo ?? [:])
@@ -146,8 +148,8 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
     }
 
     /// Asks the delegate (or the assistant that owns this advertiser) about an invitation that arrived at `session`,
-    /// the local peer's receiving session.
-    func offer(_ invitation: Invitation, arrivedAt session: MCSession) {
+    /// the PeerMesh session of the local peer's receiving `MCSession` or its lobby.
+    func offer(_ invitation: Invitation, arrivedAt session: Session) {
         if let assistant { return assistant.present(invitation, arrivedAt: session) }
         let context = invitation.context.isEmpty ? nil : invitation.context
         let answered = NIOLockedValueBox(false)
@@ -163,19 +165,26 @@ open class MCNearbyServiceAdvertiser: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Carries out the app's answer: an acceptance joins `chosen` if the connection arrived at its listener.
-    static func answer(_ invitation: Invitation, accept: Bool, into chosen: MCSession?, arrivedAt session: MCSession) {
-        guard accept, chosen === session else {
-            if accept {
-                FileHandle.standardError.write(Data((
-                    "MultipeerConnectivity: the invitation from \(invitation.peer.displayName) was declined: it can only be accepted into "
-                        + "the newest MCSession of \(session.myPeerID.displayName), whose listener the advertiser publishes.\n"
-                ).utf8))
-            }
+    /// Carries out the app's answer: an acceptance joins `chosen` if the connection arrived at its listener (its own,
+    /// or the lobby it took over) and is encrypted when `chosen` requires it.
+    static func answer(_ invitation: Invitation, accept: Bool, into chosen: MCSession?, arrivedAt session: Session) {
+        guard accept else {
             _ = try? invitation.decline()
             return
         }
-        _ = try? invitation.accept()
+        var refusal: String?
+        if chosen?.backing !== session {
+            refusal = "it can only be accepted into the newest MCSession of \(session.myPeerID.displayName) (created before or after "
+                + "the invitation arrived), whose listener the advertiser publishes"
+        } else if chosen?.encryptionPreference == .required, !invitation.isEncrypted {
+            refusal = "its connection is not encrypted and the session requires encryption"
+        }
+        guard let refusal else {
+            _ = try? invitation.accept()
+            return
+        }
+        FileHandle.standardError.write(Data("MultipeerConnectivity: the invitation from \(invitation.peer.displayName) was declined: \(refusal).\n".utf8))
+        _ = try? invitation.decline()
     }
 }
 

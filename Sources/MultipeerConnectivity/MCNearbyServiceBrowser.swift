@@ -102,7 +102,8 @@ open class MCNearbyServiceBrowser: NSObject, @unchecked Sendable {
     open func invitePeer(_ peerID: MCPeerID, to session: MCSession, withContext context: Data?, timeout: TimeInterval) {
         guard let found = running.withLockedValue({ $0?.browser })?.foundPeers.first(where: { $0.peerID == peerID.peerID }),
               let data = try? ConnectionData(peerID: found.peerID, encryption: found.encryption, endpoints: found.endpoints),
-              (context?.count ?? 0) <= session.backing.configuration.frameLimits.maximumContextSize
+              (context?.count ?? 0) <= session.backing.configuration.frameLimits.maximumContextSize,
+              Self.encryptionAllows(session, found.encryption)
         else {
             session.delegateQueue.async { session.delegate?.session(session, peer: peerID, didChange: .notConnected) }
             return
@@ -111,6 +112,16 @@ open class MCNearbyServiceBrowser: NSObject, @unchecked Sendable {
         let limit: Duration = timeout > 0 ? .milliseconds(Int64(min(timeout, 3600) * 1000)) : .seconds(30)
         // The outcome reaches the session's delegate through the session's own events.
         Task { _ = try? await backing.connect(using: data, context: context ?? Data(), timeout: limit) }
+    }
+
+    /// Whether `session` may link with a peer advertising `peer`'s preference. PeerMesh checks this on every link,
+    /// but a session that took over its peer's lobby negotiates as `.optional`, so its own preference is checked
+    /// here, as MC does: `.required` never links with `.none`, nor `.none` with `.required`.
+    private static func encryptionAllows(_ session: MCSession, _ peer: EncryptionPreference) -> Bool {
+        switch (session.encryptionPreference, peer) {
+        case (.required, .none), (.none, .required): false
+        default: true
+        }
     }
 
     private func report(_ call: @escaping @Sendable (MCNearbyServiceBrowser, MCNearbyServiceBrowserDelegate) -> Void) {

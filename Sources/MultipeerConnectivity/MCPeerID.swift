@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PeerMesh
 import PeerMeshCore
@@ -6,7 +7,8 @@ import PeerMeshCore
 ///
 /// On Linux a peer is a key pair: `init(displayName:)` makes a fresh P-256 key, so two peer IDs made with the same
 /// name are different peers (as in MC), and no other device can claim this one. Equality and hashing follow the
-/// key and the display name. Archiving a local peer ID (`NSSecureCoding`, as apps do to keep the same ID across
+/// key and the display name only, so `hash` and `hashValue` are the same number for the same peer in every process
+/// and launch (apps compare them across devices to decide who invites). Archiving a local peer ID (`NSSecureCoding`, as apps do to keep the same ID across
 /// launches) stores its private key in `MCPeerID.identityDirectory` (mode 0600), and unarchiving it restores the
 /// same peer, able to start sessions again; an archived remote peer ID comes back as a remote peer.
 open class MCPeerID: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
@@ -17,17 +19,38 @@ open class MCPeerID: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
     /// The key pair, for peers created on this device (nil for peers found on the network).
     let identity: Identity?
 
-    /// Creates a new local peer with a fresh key. As in MC, an empty name or one longer than 63 UTF-8 bytes is a
-    /// programming error and stops the program with a message saying so.
+    /// Creates a new local peer with a fresh key.
+    ///
+    /// Linux has no device name (`Host.current().localizedName` is always nil there), so apps that name the peer
+    /// after the device pass `""`: such a peer is named after the machine's host name instead, and one line on
+    /// stderr says so. A name longer than 63 UTF-8 bytes is a programming error and stops the program with a
+    /// message saying so, as MC raises an exception for it.
     public init(displayName myDisplayName: String) {
+        let name = myDisplayName.isEmpty ? Self.hostDisplayName() : myDisplayName
+        if myDisplayName.isEmpty {
+            FileHandle.standardError.write(Data((
+                "MultipeerConnectivity: MCPeerID(displayName: \"\") is named \"\(name)\" after the host name "
+                    + "(Linux has no device name; Host.current().localizedName is nil).\n"
+            ).utf8))
+        }
         do {
-            identity = try Identity.generate(displayName: myDisplayName)
+            identity = try Identity.generate(displayName: name)
         } catch {
             preconditionFailure("MCPeerID(displayName:): \(error.message)")
         }
         peerID = identity!.peerID
-        displayName = myDisplayName
+        displayName = name
         super.init()
+    }
+
+    /// The machine's host name cut to whole characters within 63 UTF-8 bytes, or "linux" when it has none.
+    static func hostDisplayName() -> String {
+        // gethostname, not ProcessInfo.hostName: that one resolves the name through DNS, which may hang.
+        var buffer = [CChar](repeating: 0, count: 256)
+        let bytes = gethostname(&buffer, buffer.count - 1) == 0 ? buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) } : []
+        var name = Substring(String(decoding: bytes, as: UTF8.self))
+        while name.utf8.count > PeerID.maximumDisplayNameBytes { name = name.dropLast() }
+        return name.isEmpty ? "linux" : String(name)
     }
 
     /// A local peer for an existing PeerMesh identity (for example one loaded from the `peermesh` CLI's file).
@@ -69,8 +92,17 @@ open class MCPeerID: NSObject, NSCopying, NSSecureCoding, @unchecked Sendable {
         (object as? MCPeerID)?.peerID == peerID
     }
 
-    /// Consistent with `isEqual`.
-    open override var hash: Int { peerID.hashValue }
+    /// The first 8 bytes of SHA-256(key ID, display name): consistent with `isEqual`, and the same for the same
+    /// peer in every process and launch (Swift's `Hasher` is seeded per process, so it cannot be used here).
+    /// `hashValue` is this number too: `NSObject.hashValue` (final) returns `hash`, on Linux as on Apple's platforms.
+    open override var hash: Int { stableHash }
+
+    private var stableHash: Int {
+        var hasher = SHA256()
+        hasher.update(data: peerID.keyID)
+        hasher.update(data: Array(displayName.utf8))
+        return Array(hasher.finalize()).prefix(8).reduce(0) { $0 << 8 | Int($1) }
+    }
 
     /// `<MCPeerID name (fingerprint)>`.
     open override var description: String { "<MCPeerID \(peerID)>" }

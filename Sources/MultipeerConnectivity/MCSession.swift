@@ -22,6 +22,8 @@ open class MCSession: NSObject, @unchecked Sendable {
     let delegateQueue = DispatchQueue(label: "MultipeerConnectivity.MCSession.delegate")
     private let delegateBox = NIOLockedValueBox(Unchecked<WeakDelegate>(WeakDelegate()))
     private let backingBox: NIOLockedValueBox<Session>
+    /// Keeps the backing's event pump (and through it the lobby hand-over) alive as long as the session.
+    private let pumpBox = NIOLockedValueBox<EventPump?>(nil)
     private let expected = NIOLockedValueBox<Set<PeerID>>([])
     /// Invitations nobody could answer yet: from a peer whose `connectPeer` the app may still be about to call.
     private let parked = NIOLockedValueBox<[PeerID: Invitation]>([:])
@@ -58,12 +60,20 @@ open class MCSession: NSObject, @unchecked Sendable {
         self.securityIdentity = identity
         self.encryptionPreference = encryptionPreference
         self.identity = own
-        downloads = FileManager.default.temporaryDirectory.appendingPathComponent("PeerMesh-MC-\(UUID().uuidString)", isDirectory: true)
         outgoing = OutgoingQueue(limit: Self.maximumQueuedBytes)
-        localPeer = LocalPeer.of(own.peerID)
-        backingBox = NIOLockedValueBox(Self.makeBacking(identity: own, encryption: encryptionPreference, downloads: downloads))
+        localPeer = LocalPeer.of(own)
+        // An advertiser already publishes the peer's lobby (no session existed): take it over, with any invitation
+        // waiting in it, so that the advertised listener stays this session's.
+        let lobby = localPeer.takeLobby()
+        downloads = lobby?.downloads ?? Self.makeDownloadsDirectory()
+        backingBox = NIOLockedValueBox(lobby?.pump.session ?? Self.makeBacking(identity: own, encryption: encryptionPreference, downloads: downloads))
         super.init()
-        attach(backing)
+        if let lobby {
+            lobby.pump.handOver(to: self)
+            pumpBox.withLockedValue { $0 = lobby.pump }
+        } else {
+            attach(backing)
+        }
         startSending()
         localPeer.sessionCreated(self)
     }
@@ -277,12 +287,21 @@ open class MCSession: NSObject, @unchecked Sendable {
 
     // MARK: From PeerMesh
 
-    private static func makeBacking(identity: Identity, encryption: MCEncryptionPreference, downloads: URL) -> Session {
+    /// A fresh temporary directory name for a session's received files (created by PeerMesh when a file arrives).
+    static func makeDownloadsDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("PeerMesh-MC-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    static func makeBacking(identity: Identity, encryption: MCEncryptionPreference, downloads: URL) -> Session {
+        makeBacking(identity: identity, encryption: encryption.peerMesh, downloads: downloads)
+    }
+
+    static func makeBacking(identity: Identity, encryption: EncryptionPreference, downloads: URL) -> Session {
         var configuration = Session.Configuration()
         configuration.maximumPeers = kMCSessionMaximumNumberOfPeers
         configuration.receivingDirectory = downloads
         do {
-            return try Session(identity: identity, encryption: encryption.peerMesh, configuration: configuration)
+            return try Session(identity: identity, encryption: encryption, configuration: configuration)
         } catch {
             preconditionFailure("MCSession: \(error.message)")
         }
@@ -290,29 +309,11 @@ open class MCSession: NSObject, @unchecked Sendable {
 
     /// Pumps `backing`'s events into delegate calls and answers its certificate questions through the delegate.
     private func attach(_ backing: Session) {
-        backing.setCertificateHandler { [weak self] peer, certificate in
-            guard let self else { return false }
-            return await self.judge(certificate, of: peer)
-        }
-        Task { [weak self] in
-            var members = Set<PeerID>()
-            for await event in backing.events {
-                if case .peerChanged(let peer, let state) = event {
-                    if case .connected = state { members.insert(peer) } else { members.remove(peer) }
-                }
-                guard let self else { return }
-                await self.handle(event)
-            }
-            // The session ended (`disconnect()`): whoever PeerMesh did not report gone is gone for us too.
-            for peer in members.sorted() {
-                await self?.callDelegate { session, delegate in
-                    delegate.session(session, peer: MCPeerID(remote: peer), didChange: .notConnected)
-                }
-            }
-        }
+        let pump = EventPump(session: backing, localPeer: localPeer, owner: self)
+        pumpBox.withLockedValue { $0 = pump }
     }
 
-    private func handle(_ event: SessionEvent) async {
+    func handle(_ event: SessionEvent) async {
         switch event {
         case .peerChanged(let peer, let state):
             if case .connecting = state {} else { expected.withLockedValue { _ = $0.remove(peer) } }
@@ -368,7 +369,7 @@ open class MCSession: NSObject, @unchecked Sendable {
         if expected.withLockedValue({ $0.contains(invitation.peer) }) {
             _ = try? invitation.accept()
         } else if localPeer.receivingSession === self, let advertiser = localPeer.answeringAdvertiser {
-            advertiser.offer(invitation, arrivedAt: self)
+            advertiser.offer(invitation, arrivedAt: backing)
         } else {
             let replaced = parked.withLockedValue { parked in
                 parked = parked.filter { !$0.value.isExpired }
@@ -379,7 +380,8 @@ open class MCSession: NSObject, @unchecked Sendable {
         }
     }
 
-    private func judge(_ certificate: PeerCertificate, of peer: PeerID) async -> Bool {
+    /// Asks the delegate about a member's certificate; no delegate accepts, as in MC.
+    func judge(_ certificate: PeerCertificate, of peer: PeerID) async -> Bool {
         await withCheckedContinuation { continuation in
             let answer = OnceAnswer(continuation)
             delegateQueue.async { [self] in

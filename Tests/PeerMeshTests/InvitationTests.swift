@@ -270,6 +270,14 @@ struct EncryptionMatrixTests {
             }
         } else {
             #expect(error == nil)
+            // The host's app can tell from the invitation whether the link is TLS: plaintext only when one side
+            // asked for `.none` and the other allowed it.
+            let invited = await host.log.first { if case .invitation = $0 { true } else { false } }
+            if case .invitation(let invitation)? = invited {
+                #expect(invitation.isEncrypted == !(joinerPreference == .none || hostPreference == .none))
+            } else {
+                Issue.record("the host saw no invitation")
+            }
             try await joiner.session.send(Data("secret?".utf8), to: [host.peerID])
             let received = await host.log.first { if case .received = $0 { true } else { false } }
             #expect(received != nil)

@@ -13,15 +13,18 @@ public final class Invitation: Sendable, CustomStringConvertible {
     public let certificate: PeerCertificate
     /// A short code both people can compare to rule out a man in the middle.
     public let verificationCode: String
+    /// Whether the inviter's connection is TLS (false: plaintext, both preferences allowed it).
+    public let isEncrypted: Bool
     private let deadline: NIODeadline
     /// Open until answered, or withdrawn when the inviter's connection ends first.
     private let state = NIOLockedValueBox(State.open)
     private enum State { case open, answered, withdrawn }
     private let respond: @Sendable (LinkStateMachine.InvitationDecision) -> Void
 
-    init(peer: PeerID, context: Data, certificate: PeerCertificate, verificationCode: String, deadline: NIODeadline,
-         respond: @escaping @Sendable (LinkStateMachine.InvitationDecision) -> Void) {
+    init(peer: PeerID, context: Data, certificate: PeerCertificate, verificationCode: String, isEncrypted: Bool = true,
+         deadline: NIODeadline, respond: @escaping @Sendable (LinkStateMachine.InvitationDecision) -> Void) {
         self.peer = peer
+        self.isEncrypted = isEncrypted
         self.context = context
         self.certificate = certificate
         self.verificationCode = verificationCode

@@ -287,7 +287,7 @@ extension SessionCore {
         let loop = self.loop
         let invitation = Invitation(
             peer: peer.peerID, context: Data(context), certificate: PeerCertificate(derBytes: peer.certificateDER),
-            verificationCode: peer.verificationCode, deadline: deadline
+            verificationCode: peer.verificationCode, isEncrypted: peer.negotiation.security == .tls, deadline: deadline
         ) { [self] decision in
             loop.execute {
                 self.openInvitations[id] = nil
