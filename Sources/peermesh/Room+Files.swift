@@ -25,16 +25,16 @@ extension Room {
         let line = screen?.beginTransfer(name: batch.label, direction: .sending, total: batch.totalBytes * Int64(recipients.count)) { now in
             transfers.withLockedValue { $0.sample(numbers, at: now) }
         }
-        let failures = await withTaskGroup(of: (PeerID, PeerMeshError?, Bool).self) { group in
+        let failures = await withTaskGroup(of: (PeerID, PeerMeshError?, String?).self) { group in
             for (peer, number) in zip(recipients, numbers) {
                 group.addTask { await self.send(batch, to: peer, number: number, output: output) }
             }
-            return await group.reduce(into: [(PeerID, PeerMeshError, Bool)]()) { if let error = $1.1 { $0.append(($1.0, error, $1.2)) } }
+            return await group.reduce(into: [(PeerID, PeerMeshError, String?)]()) { if let error = $1.1 { $0.append(($1.0, error, $1.2)) } }
         }
         if let screen, let line { screen.endTransfer(line, summary: true) }
         transfers.withLockedValue { table in numbers.forEach { table.remove($0) } }
-        for (peer, error, cancelledHere) in failures {
-            reportSendFailure(batch.label, to: peer, error, cancelledHere: cancelledHere, output: output)
+        for (peer, error, stoppedHere) in failures {
+            reportSendFailure(batch.label, to: peer, error, stoppedHere: stoppedHere, output: output)
         }
         guard failures.isEmpty else { throw CLIError("\"\(batch.label)\" did not reach \(failures.count) of \(recipients.count) member(s).") }
         output.event("file-sent", ["file": .string(batch.label), "files": .int(batch.items.count), "to": .int(recipients.count)],
@@ -42,10 +42,10 @@ extension Room {
         return recipients.count
     }
 
-    /// Sends the batch's files to one member in turn; the first error that ends the batch for it (with whether we
-    /// cancelled it here), else nil. A file that fails on its own (it changed while being read, arrived damaged)
+    /// Sends the batch's files to one member in turn; the first error that ends the batch for it (with why we stopped
+    /// it here, when we did: `/cancel`, or `send --timeout`), else nil. A file that fails on its own (it changed while being read, arrived damaged)
     /// does not stop the others; its error is still the batch's.
-    private func send(_ batch: FileBatch, to peer: PeerID, number: Int, output: RoomOutput) async -> (PeerID, PeerMeshError?, Bool) {
+    private func send(_ batch: FileBatch, to peer: PeerID, number: Int, output: RoomOutput) async -> (PeerID, PeerMeshError?, String?) {
         var failure: PeerMeshError?
         for item in batch.items {
             if transfers.withLockedValue({ $0.entries[number]?.cancelled ?? true }) { break }
@@ -67,13 +67,15 @@ extension Room {
                 output.error("\"\(item.name)\" to \(peer.displayName) failed: \(UserWords.sendFailure(error))", code: error.code)
             }
         }
-        return (peer, failure, transfers.withLockedValue { $0.entries[number]?.cancelled ?? false })
+        return (peer, failure, transfers.withLockedValue { table in
+            table.entries[number].flatMap { $0.cancelled ? $0.cancelReason ?? "you cancelled it." : nil }
+        })
     }
 
-    private func reportSendFailure(_ label: String, to peer: PeerID, _ error: PeerMeshError, cancelledHere: Bool, output: RoomOutput) {
+    private func reportSendFailure(_ label: String, to peer: PeerID, _ error: PeerMeshError, stoppedHere: String?, output: RoomOutput) {
         let why: String
-        if cancelledHere, error.code == .cancelled {
-            why = "you cancelled it."
+        if let stoppedHere, error.code == .cancelled {
+            why = stoppedHere
         } else if error.code == .cancelled {
             why = "\(peer.displayName) cancelled it."
         } else if error.code == .peerDisconnected {

@@ -119,7 +119,7 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "A file or folder to deliver (each member verifies every file's SHA-256); repeat it for several. If a member leaves first, the command fails; run it again to continue where it stopped.")
     var file: [String] = []
 
-    @Option(help: "Seconds to find the room, to be let in, and then to wait for acknowledgements.")
+    @Option(help: "Seconds each wait may take: to find the room, to be let in, for acknowledgements, for a member to answer a file, for a file that stopped moving (a file that keeps moving may take longer). Past it, the send stops, saying what it waited for.")
     var timeout: Double = 10
 
     @OptionGroup var session: SessionOptions
@@ -168,6 +168,8 @@ struct SendCommand: AsyncParsableCommand {
                                  human: "delivered to \(count) member(s) of \"\(identity.name)\" (through \(member.displayName))")
                 }
                 if let batch {
+                    let watch = Task { await StallWatch.watch(room.transfers, limit: .milliseconds(Int64(timeout * 1000)), seconds: timeout) }
+                    defer { watch.cancel() }
                     try await room.send(batch, to: mesh.connectedPeers)
                 }
             } catch {

@@ -23,6 +23,8 @@ struct RoomTransfers: Sendable {
         var progresses: [Progress] = []
         /// Cancelled here: no further file of the batch starts, and its end is reported as our own doing.
         var cancelled = false
+        /// Why, when not the person's `/cancel` (`send --timeout`: what it waited for).
+        var cancelReason: String?
         /// Interrupted (the member left); cleared when it resumes.
         var interrupted = false
         /// The live terminal's status line showing it (received files; a batch's line is its sender's).
@@ -132,9 +134,10 @@ struct RoomTransfers: Sendable {
     }
 
     /// Marks the transfers cancelled and returns the progress to cancel for each (the file in flight).
-    mutating func cancel(_ numbers: [Int]) -> [Progress] {
+    mutating func cancel(_ numbers: [Int], reason: String? = nil) -> [Progress] {
         numbers.compactMap { number in
             entries[number]?.cancelled = true
+            entries[number]?.cancelReason = reason
             return entries[number]?.progresses.last
         }
     }

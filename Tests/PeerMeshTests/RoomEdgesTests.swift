@@ -44,4 +44,31 @@ struct RoomEdgesTests {
         host.stop()
         await hosts.downAll()
     }
+
+    /// `send --timeout` bounds the wait for a person's answer too (#37 item 5): nobody answers alice's question,
+    /// so bob's send stops after the limit, says what it waited for, exits non-zero, and alice's question goes away.
+    @Test func sendTimeoutBoundsTheWaitForAnAnswer() async throws {
+        let hosts = TestHosts()
+        let a = try await hosts.up("pmta", avahi: false), b = try await hosts.up("pmtb", avahi: false)
+        let subnet = RoomCommandTests.subnet()
+        try await hosts.link(a, b, subnet: subnet)
+        let fixture = try RoomCommandTests.Fixture()
+        defer { fixture.remove() }
+        let port = Int.random(in: 20_000...40_000)
+        let downloads = fixture.directory.appendingPathComponent("a")
+        let host = try Spawned(hosts.exec(a, fixture.peermesh(["host", "lobby", "--port", "\(port)", "--files", "ask", "--downloads", downloads.path], "alice")), input: true)
+        #expect(await host.line(within: 10, containing: "or by address:") != nil, "\(host.output)")
+        let file = fixture.directory.appendingPathComponent("unanswered.bin")
+        try Data(repeating: 5, count: 10_000).write(to: file)
+        let started = ContinuousClock.now
+        let sent = try await run(hosts.exec(b, fixture.peermesh(["send", "--room", "lobby@\(subnet).1:\(port)", "--file", file.path, "--timeout", "3"], "bob")), within: 30)
+        let took = ContinuousClock.now - started
+        #expect(sent.status == 1, "\(sent.output)")
+        #expect(sent.output.contains("\"unanswered.bin\" to alice failed: nothing happened for 3 s (--timeout): still waiting for alice to accept."), "\(sent.output)")
+        #expect(took < .seconds(15), "\(took)")
+        #expect(await host.line(within: 10, containing: "bob offers \"unanswered.bin\"") != nil, "\(host.output)")
+        #expect(!FileManager.default.fileExists(atPath: downloads.appendingPathComponent("unanswered.bin").path))
+        host.stop()
+        await hosts.downAll()
+    }
 }
