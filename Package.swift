@@ -119,6 +119,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The PeerMesh side of Scripts/bench: benchmark servers and scenarios, kept out of the shipped `peermesh`.

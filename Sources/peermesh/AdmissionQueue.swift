@@ -15,6 +15,9 @@ struct AdmissionRequest: Sendable {
         case member(via: PeerID)
         /// Not a join: a member offers a file (`--files ask`).
         case file(name: String, size: UInt64)
+        /// Not a join: a member offers several files as one set (`FileSetOffers`): `label` as the sender calls it,
+        /// how many, their total size, and the names they arrive under.
+        case fileSet(label: String, count: Int, bytes: Int64, names: [String])
     }
 
     /// Who asks to join.

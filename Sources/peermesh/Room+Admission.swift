@@ -97,6 +97,8 @@ extension Room {
                 try? entry.request.decline()   // tells a waiting member admission "no"; an invitation has expired already
                 let human: TerminalLine = if case .file(let name, _) = entry.request.kind {
                     "\(entry.request.peer.displayName) withdrew \"\(name)\" (#\(entry.number)) before you answered"
+                } else if case .fileSet(let label, _, _, _) = entry.request.kind {
+                    "you did not answer \(entry.request.peer.displayName)'s \"\(label)\" (#\(entry.number)) in time: declined"
                 } else {
                     "request #\(entry.number) from \(entry.request.peer) expired before it was answered"
                 }
@@ -139,6 +141,12 @@ extension Room {
         case .file(let name, let size):
             let folder = name.contains("/") ? ", from a folder (your answer holds for the rest of it)" : ""
             return "#\(entry.number) \(request.peer.displayName) offers \"\(name)\" (\(ProgressBar.bytes(Int64(clamping: size))))\(folder)"
+        case .fileSet(let label, let count, let bytes, let names):
+            let inFolder = names.allSatisfy { $0.hasPrefix(label + "/") }
+            let what: TerminalLine = inFolder ? "folder \"\(label)\" (\(count) files, \(ProgressBar.bytes(bytes)))" : "\(count) files (\(ProgressBar.bytes(bytes)))"
+            let shown = names.prefix(3).map { inFolder ? String($0.dropFirst(label.count + 1)) : $0 }
+            let more = count > shown.count ? " and \(count - shown.count) more" : ""
+            return "#\(entry.number) \(request.peer.displayName) offers \(what.text): \(shown.joined(separator: ", "))\(more)"
         case .invitation: how = "wants to join"
         case .member(let introducer): how = "wants to join as a member introduced by \(introducer)"
         }
@@ -161,6 +169,14 @@ extension Room {
             fields["kind"] = "file"
             fields["file"] = .string(name)
             fields["bytes"] = .number(Int64(clamping: size))
+            fields["code"] = nil
+            fields["fingerprint"] = nil
+        case .fileSet(let label, let count, let bytes, let names):
+            fields["kind"] = "files"
+            fields["file"] = .string(label)
+            fields["files"] = .int(count)
+            fields["bytes"] = .number(bytes)
+            fields["names"] = .string(names.prefix(3).joined(separator: "\n"))
             fields["code"] = nil
             fields["fingerprint"] = nil
         }

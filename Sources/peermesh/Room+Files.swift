@@ -46,8 +46,17 @@ extension Room {
     /// it here, when we did: `/cancel`, or `send --timeout`), else nil. A file that fails on its own (it changed while being read, arrived damaged)
     /// does not stop the others; its error is still the batch's.
     private func send(_ batch: FileBatch, to peer: PeerID, number: Int, output: RoomOutput) async -> (PeerID, PeerMeshError?, String?) {
+        let stoppedHere = { [transfers] in
+            transfers.withLockedValue { table in table.entries[number].flatMap { $0.cancelled ? $0.cancelReason ?? "you cancelled it." : nil } }
+        }
+        // Several files are offered as one set first: one answer, and nothing sent again that is already there.
+        let skipped: Set<String>
+        switch await offerSet(batch, to: peer, number: number, output: output) {
+        case .success(let names): skipped = names
+        case .failure(let error): return (peer, error, stoppedHere())
+        }
         var failure: PeerMeshError?
-        for item in batch.items {
+        for item in batch.items where !skipped.contains(item.name) {
             if transfers.withLockedValue({ $0.entries[number]?.cancelled ?? true }) { break }
             let transfers = self.transfers
             let outcome = await attempt { () async throws(PeerMeshError) in
@@ -67,9 +76,7 @@ extension Room {
                 output.error("\"\(item.name)\" to \(peer.displayName) failed: \(UserWords.sendFailure(error))", code: error.code)
             }
         }
-        return (peer, failure, transfers.withLockedValue { table in
-            table.entries[number].flatMap { $0.cancelled ? $0.cancelReason ?? "you cancelled it." : nil }
-        })
+        return (peer, failure, stoppedHere())
     }
 
     private func reportSendFailure(_ label: String, to peer: PeerID, _ error: PeerMeshError, stoppedHere: String?, output: RoomOutput) {
@@ -132,6 +139,11 @@ extension Room {
     /// A file offered under `--files ask`: a numbered question (y/n), unless the person already answered for the
     /// folder it belongs to.
     func offered(_ offer: ResourceOffer) {
+        // A file of a set answered already (`FileSetOffers`): the set's answer holds.
+        if let answer = fileSets.answer(forFile: offer.name, size: offer.size, from: offer.peer) {
+            if answer { try? offer.accept() } else { try? offer.decline() }
+            return
+        }
         let folder = offer.name.split(separator: "/").first.map { "\(offer.peer.id)/\($0)" }
         let inFolder = offer.name.contains("/")
         // The answer holds while that folder keeps coming (each of its files within a minute of the last): a folder of
@@ -252,6 +264,9 @@ extension Room {
             return
         }
         progresses.forEach { $0.cancel() }
+        // A set still waiting for its answer has no file under way yet: its wait ends too.
+        let peers = transfers.withLockedValue { table in numbers.compactMap { table.entries[$0] }.filter { $0.direction == .sending }.map(\.peer) }
+        peers.forEach { fileSets.end(offersTo: $0) }
     }
 
     private func percent(_ done: Int64, of total: Int64) -> String {

@@ -70,10 +70,10 @@ final class Room: Sendable {
     /// `--accept known`'s memory of names and keys.
     let trust: TrustOnFirstUse
     /// The room we are in (set once we host it or got in) and its advertisement (once published).
-    private let state = NIOLockedValueBox<(identity: RoomIdentity?, advertiser: Advertiser?)>((nil, nil))
+    let state = NIOLockedValueBox<(identity: RoomIdentity?, advertiser: Advertiser?)>((nil, nil))
     /// Acknowledgements as they arrive. Bounded: in an interactive room nobody waits for them, so old ones drop.
     private let acks: AsyncStream<(id: String, peer: PeerID)>
-    private let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
+    let ackSink: AsyncStream<(id: String, peer: PeerID)>.Continuation
     /// What happens to files others send (`--files`).
     let files: FilePolicy
     /// Files on their way, numbered for `/transfers` and `/cancel`.
@@ -84,6 +84,8 @@ final class Room: Sendable {
     let readsCommands: Bool
     /// Control clients following every event (`follow`; docs/control-protocol.md).
     let followers = RoomFollowers()
+    /// Files offered as sets, both ways.
+    let fileSets = FileSetOffers()
 
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
@@ -318,106 +320,6 @@ final class Room: Sendable {
         case true?: return direct ? "encrypted (TLS)" : "encrypted end to end"
         case false?: return direct ? "NOT encrypted (plaintext link)" : "NOT encrypted (authenticated end to end only)"
         case nil: return "being verified"
-        }
-    }
-
-    // MARK: Events
-
-    private func followSession() async {
-        for await event in session.events {
-            switch event {
-            case .invitation(let invitation):
-                answer(invitation)
-            case .peerChanged(let peer, .connected):
-                // A direct member's link code is known now; one reached through relays gets its code from the
-                // end-to-end pairing that follows (`peerVerified`).
-                let security = await session.security(of: peer)
-                if let code = security?.linkCode {
-                    output.event("joined", RoomOutput.fields(peer).merging(["code": .string(code), "encryption": .string(Self.protection(security))]) { $1 },
-                                 human: "\(peer) joined — verification code \(code) — \(Self.protection(security))")
-                } else {
-                    output.event("joined", RoomOutput.fields(peer), human: "\(peer) joined through the room — verifying end to end…")
-                }
-            case .peerVerified(let peer, let security):
-                guard security.link == nil, let code = security.endToEndCode else { break }
-                output.event("verified", RoomOutput.fields(peer).merging(["code": .string(code), "encryption": .string(Self.protection(security))]) { $1 },
-                             human: "\(peer) — verification code \(code) (end to end) — \(Self.protection(security))")
-            case .peerChanged(_, .notConnected(let reason?)) where reason.code == .sessionClosed:
-                break   // we are the one leaving: every member "leaves" us at once, which is no news to the person
-            case .peerChanged(let peer, .notConnected(let reason?)) where reason.code == .linkReplaced:
-                // Not a departure: the peer is still there, talking to our other process.
-                forgetFolderAnswers(of: peer)
-                output.event("replaced", RoomOutput.fields(peer).merging(["code": .string(reason.code.name)]) { $1 },
-                             human: "\(peer.displayName) is now connected to another process with your identity, not to this one: \(UserWords.explain(reason))")
-            case .peerChanged(let peer, .notConnected(let reason)):
-                forgetFolderAnswers(of: peer)
-                var fields = RoomOutput.fields(peer)
-                let why = UserWords.leaveReason(reason)
-                if let why, let reason {
-                    fields["reason"] = .string(why)
-                    fields["code"] = .string(reason.code.name)
-                }
-                output.event("left", fields, human: "\(peer.displayName) left\(why.map { " (\($0))" } ?? "")")
-            case .peerChanged:
-                break
-            case .received(let data, let peer):
-                let message = RoomMessage.decode(data)
-                switch message.kind {
-                case .chat:
-                    output.event("message", RoomOutput.fields(peer).merging(["text": .string(message.text ?? "")]) { $1 },
-                                 human: "\(peer.displayName): \(message: message.text ?? "")")
-                    if !message.id.isEmpty { try? await session.send(RoomMessage.ack(message.id).encoded, to: [peer]) }
-                case .ack:
-                    ackSink.yield((message.id, peer))
-                }
-            case .resourceOffered(let offer):
-                offered(offer)   // only under --files ask: the session asks only then
-            case .resourceSendChanged(let file, let peer, let progress, let phase):
-                sendChanged(file, to: peer, progress, phase)
-            case .resourceStarted(let file, let peer, let progress, let offset):
-                started(file, from: peer, progress, resumedFrom: Int64(clamping: offset))
-            case .resourceFinished(let file, let peer, let result):
-                finished(file, from: peer, result)
-            case .streamOpened(let stream, let peer, let bytes):
-                // Rooms exchange messages and files; another app's stream is read and dropped so it cannot stall.
-                output.event("stream-ignored", RoomOutput.fields(peer).merging(["stream": .string(stream)]) { $1 },
-                             human: "\(peer.displayName) opened a stream \"\(stream)\" (rooms do not use streams; ignored)")
-                Task { do { for try await _ in bytes {} } catch {} }
-            case .undelivered(let messages, let peer, let reason):
-                let texts = messages.map { RoomMessage.decode($0) }.filter { $0.kind == .chat }.compactMap(\.text)
-                if !texts.isEmpty {
-                    let why = UserWords.explain(reason)
-                    output.event("undelivered", RoomOutput.fields(peer).merging(["count": .int(texts.count), "message": .string(why)]) { $1 },
-                                 human: "\(texts.count) message(s) to \(peer.displayName) may not have arrived: \(why)")
-                }
-            case .pairingAbandoned(let abandonment):
-                output.event("pairing-abandoned", ["peer": .string(abandonment.peer?.displayName ?? ""), "address": .string(abandonment.address ?? ""),
-                                                   "in_last_hour": .int(abandonment.abandonedInLastHour), "pairings_wait": .bool(abandonment.newPairingsWait)],
-                             human: "warning: \(abandonment)")
-            case .incomingConnectionFailed(let peer, let error):
-                let why = UserWords.explain(error)
-                output.event("connection-failed", ["message": .string(why), "code": .string(error.code.name), "peer": .string(peer?.displayName ?? "")],
-                             human: "a connection\(peer.map { " from \($0.displayName)" } ?? "") failed: \(why)")
-            }
-        }
-    }
-
-    private func followAdvertiser() async {
-        guard case let (identity?, advertiser?) = state.withLockedValue({ $0 }) else { return }
-        let name = identity.name
-        for await event in advertiser.events {
-            switch event {
-            case .published(let instance):
-                output.event("advertised", ["room": .string(name), "instance": .string(instance)], human: "room \"\(name)\" is visible as \"\(instance)\"")
-            case .renamed(let instance):
-                output.event("renamed", ["instance": .string(instance)], human: "the name was taken; now visible as \"\(instance)\"")
-            case .discoveryDown(let error):
-                output.event("discovery-down", ["message": .string(error.message)], human: "discovery is down: \(error.message)")
-            case .discoveryRestored:
-                output.event("discovery-restored", [:], human: "discovery is back")
-            case .failed(let error):
-                output.error(error.message)
-            }
         }
     }
 }

@@ -168,7 +168,7 @@ struct SendCommand: AsyncParsableCommand {
                                  human: "delivered to \(count) member(s) of \"\(identity.name)\" (through \(member.displayName))")
                 }
                 if let batch {
-                    let watch = Task { await StallWatch.watch(room.transfers, limit: .milliseconds(Int64(timeout * 1000)), seconds: timeout) }
+                    let watch = Task { await StallWatch.watch(room.transfers, fileSets: room.fileSets, limit: .milliseconds(Int64(timeout * 1000)), seconds: timeout) }
                     defer { watch.cancel() }
                     try await room.send(batch, to: mesh.connectedPeers)
                 }

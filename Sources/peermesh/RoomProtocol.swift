@@ -4,10 +4,19 @@ import PeerMesh
 /// What room members say to each other inside PeerMesh messages: JSON, one object per message, so that
 /// `peermesh send` can wait for every member's acknowledgement.
 struct RoomMessage: Codable, Sendable {
-    enum Kind: String, Codable, Sendable { case chat, ack }
+    /// `chat` (acknowledged with `ack`), and for files sent as a set: `offer` (the set), acknowledged with `ack` at
+    /// once and answered with `answer` when the receiver decided (`FileSetOffers`); then `skipped`, the files the
+    /// sender found already there.
+    enum Kind: String, Codable, Sendable { case chat, ack, offer, answer, skipped }
     var kind: Kind
     var id: String
     var text: String?
+    /// `offer`: the files of the set, by the names they arrive under, with their sizes.
+    var files: [OfferedFile]?
+    /// `answer`: whether the set is welcome.
+    var accept: Bool?
+    /// `answer`: the files of the set the receiver already holds (same name and size), with their SHA-256 in hex.
+    var have: [String: String]?
 
     static func chat(_ text: String) -> RoomMessage { RoomMessage(kind: .chat, id: UUID().uuidString, text: text) }
     static func ack(_ id: String) -> RoomMessage { RoomMessage(kind: .ack, id: id, text: nil) }

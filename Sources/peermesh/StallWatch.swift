@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 /// `/cancel` does), saying what it waited for.
 enum StallWatch {
     /// Watches `transfers` until cancelled; stops every transfer once nothing moved for `limit`.
-    static func watch(_ transfers: NIOLockedValueBox<RoomTransfers>, limit: Duration, seconds: Double) async {
+    static func watch(_ transfers: NIOLockedValueBox<RoomTransfers>, fileSets: FileSetOffers, limit: Duration, seconds: Double) async {
         var last: Int64 = -1
         var lastMove = ContinuousClock.now
         // A clock, not a condition: what is measured is time without progress, sampled as the status line samples it.
@@ -24,7 +24,12 @@ enum StallWatch {
             guard now - lastMove >= limit else { continue }
             let what = sample.waiting.map { "still waiting for \($0)" } ?? "no bytes moved"
             let reason = "nothing happened for \(String(format: "%g", seconds)) s (--timeout): \(what)."
-            transfers.withLockedValue { $0.cancel(numbers, reason: reason) }.forEach { $0.cancel() }
+            let (peers, progresses) = transfers.withLockedValue { table in
+                (numbers.compactMap { table.entries[$0]?.peer }, table.cancel(numbers, reason: reason))
+            }
+            progresses.forEach { $0.cancel() }
+            // A set still waiting for its answer has no file under way yet: its wait ends too.
+            peers.forEach { fileSets.end(offersTo: $0) }
             return
         }
     }

@@ -58,4 +58,40 @@ struct TerminalControlTests {
             try await terminal.type(0, "/quit")
         }
     }
+
+    /// The control socket answers its own user only (#37 item 1), tested as another local user would try it: even
+    /// with the directory and the socket opened to everyone, `nobody` is cut off by the uid check (`SO_PEERCRED`)
+    /// before a single line, while the room's own user is answered.
+    @Test func anotherLocalUserIsCutOffEvenWhenTheSocketIsOpenToAll() async throws {
+        let hosts = TestHosts()
+        let a = try await hosts.up("pmca", avahi: false)
+        let fixture = try RoomCommandTests.Fixture()
+        defer { fixture.remove() }
+        let runtime = fixture.directory.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let environment = ["XDG_RUNTIME_DIR": runtime.path]
+        let host = try Spawned(["env", "XDG_RUNTIME_DIR=\(runtime.path)"] + hosts.exec(a, fixture.peermesh(["host", "lobby"], "alice")), input: true)
+        #expect(await host.line(within: 10, containing: "or by address:") != nil, "\(host.output)")
+        let identity = fixture.directory.appendingPathComponent("alice.pem").path
+        let peers = [PeerProcess.binary.path, "peers", "--identity", identity]
+        let own = try await run(peers, environment: environment, within: 10)
+        #expect(own.status == 0 && own.output.contains("nobody else is in the room"), "\(own.output)")
+
+        // Opened to everyone, as a careless chmod would: the uid check still holds.
+        let directory = runtime.appendingPathComponent("peermesh")
+        let socket = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasSuffix(".sock") })
+        chmod(directory.path, 0o755)
+        chmod(directory.appendingPathComponent(socket).path, 0o666)
+        let copy = fixture.directory.appendingPathComponent("alice-copy.pem")
+        try FileManager.default.copyItem(atPath: identity, toPath: copy.path)
+        chown(copy.path, 65534, 65534)   // the stranger's own copy: an identity file others can read is refused
+        chmod(fixture.directory.path, 0o755)
+        let stranger = try await run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                      PeerProcess.binary.path, "peers", "--identity", copy.path], environment: environment, within: 10)
+        #expect(stranger.status == 4, "\(stranger.output)")
+        #expect(stranger.output.contains("No room is open with alice's identity"), "\(stranger.output)")
+        #expect(!stranger.output.contains("nobody else is in the room"), "\(stranger.output)")
+        host.stop()
+        await hosts.downAll()
+    }
 }
