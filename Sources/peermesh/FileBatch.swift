@@ -59,6 +59,12 @@ struct FileBatch: Sendable, Equatable {
         }
     }
 
+    /// A batch of files already listed (sent again after a restart: `OutgoingList`).
+    init(items: [Item], label: String) {
+        self.items = items
+        self.label = label
+    }
+
     private static func item(_ url: URL, name: String) throws(CLIError) -> Item {
         guard FileManager.default.isReadableFile(atPath: url.path),
               let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber else {

@@ -19,6 +19,7 @@ extension Room {
                 } else {
                     output.event("joined", RoomOutput.fields(peer), human: "\(peer) joined through the room — verifying end to end…")
                 }
+                resendUnfinished(to: peer)
             case .peerVerified(let peer, let security):
                 guard security.link == nil, let code = security.endToEndCode else { break }
                 output.event("verified", RoomOutput.fields(peer).merging(["code": .string(code), "encryption": .string(Self.protection(security))]) { $1 },

@@ -25,6 +25,8 @@ extension Room {
         let line = screen?.beginTransfer(name: batch.label, direction: .sending, total: batch.totalBytes * Int64(recipients.count)) { now in
             transfers.withLockedValue { $0.sample(numbers, at: now) }
         }
+        let resumable = Date().addingTimeInterval(Double(session.configuration.resumeWindow.components.seconds))
+        for peer in recipients { unfinished?.started(batch, to: peer, until: resumable) }
         let failures = await withTaskGroup(of: (PeerID, PeerMeshError?, String?).self) { group in
             for (peer, number) in zip(recipients, numbers) {
                 group.addTask { await self.send(batch, to: peer, number: number, output: output) }
@@ -33,6 +35,9 @@ extension Room {
         }
         if let screen, let line { screen.endTransfer(line, summary: true) }
         transfers.withLockedValue { table in numbers.forEach { table.remove($0) } }
+        // What the member keeps a part of stays on the list, to go again when it is back (after a restart too).
+        let interrupted = Set(failures.filter { [.peerDisconnected, .sessionClosed].contains($0.1.code) }.map(\.0))
+        for peer in recipients { unfinished?.ended(batch, to: peer, interrupted: interrupted.contains(peer)) }
         for (peer, error, stoppedHere) in failures {
             reportSendFailure(batch.label, to: peer, error, stoppedHere: stoppedHere, output: output)
         }
@@ -134,6 +139,17 @@ extension Room {
         }
     }
 
+    /// Sends again what this room did not finish sending to `peer` before it last closed (`OutgoingList`): the
+    /// member kept its part, so each file continues where it stopped.
+    func resendUnfinished(to peer: PeerID) {
+        guard let batches = unfinished?.takeUnfinished(to: peer), !batches.isEmpty else { return }
+        for batch in batches {
+            output.event("file-resending", RoomOutput.fields(peer).merging(["file": .string(batch.label)]) { $1 },
+                         human: "sending \(batch.name) to \(peer.displayName) again: it was not finished when they or this room left")
+            Task { try? await self.send(batch, to: [peer]) }
+        }
+    }
+
     // MARK: Receiving
 
     /// A file offered under `--files ask`: a numbered question (y/n), unless the person already answered for the
@@ -157,11 +173,14 @@ extension Room {
             if answer { try? offer.accept() } else { try? offer.decline() }
             return
         }
-        let answers = folderAnswers
+        let answers = folderAnswers, fileSets = self.fileSets
+        // The answer holds for the same file offered again (its sender restarted: `OutgoingList`).
+        let file = [OfferedFile(name: offer.name, size: Int64(clamping: offer.size))]
         ask(AdmissionRequest(peer: offer.peer, kind: .file(name: offer.name, size: offer.size), verificationCode: "",
                              isExpired: { !offer.isOpen },
                              accept: { () throws(PeerMeshError) in
                                  try offer.accept()
+                                 fileSets.answered(file, accept: true, from: offer.peer)
                                  if inFolder, let folder { answers.withLockedValue { $0[folder] = (true, Date()) } }
                              },
                              decline: { () throws(PeerMeshError) in

@@ -86,6 +86,8 @@ final class Room: Sendable {
     let followers = RoomFollowers()
     /// Files offered as sets, both ways.
     let fileSets = FileSetOffers()
+    /// Sends not finished, kept on disk to be sent again after a restart (rooms that stay; `send` runs again itself).
+    let unfinished: OutgoingList?
 
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
@@ -93,6 +95,7 @@ final class Room: Sendable {
          output: RoomOutput) throws(PeerMeshError) {
         _ = try ServiceType(serviceType)
         self.readsCommands = readsCommands
+        unfinished = readsCommands ? OutgoingList(keyID: session.myPeerID.id) : nil
         self.session = session
         self.serviceType = serviceType
         self.accept = accept

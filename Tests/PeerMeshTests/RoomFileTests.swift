@@ -186,4 +186,62 @@ struct RoomFileTests {
         again.stop()
         await hosts.downAll()
     }
+
+    /// A room that restarts offers its unfinished sends again by itself (#37 item 3): bob's room is killed while
+    /// sending, comes back within the resume window, and the file continues where it stopped, without anyone typing
+    /// `/send` again. The list of unfinished sends is on disk, 0600, and empty once the file is delivered.
+    @Test func aRoomThatRestartsSendsItsUnfinishedFileAgainByItself() async throws {
+        let hosts = TestHosts()
+        let a = try await hosts.up("pmra", avahi: false), b = try await hosts.up("pmrb", avahi: false)
+        let subnet = RoomCommandTests.subnet()
+        try await hosts.link(a, b, subnet: subnet)
+        let fixture = try RoomCommandTests.Fixture()
+        defer { fixture.remove() }
+        let port = Int.random(in: 20_000...40_000)
+        let downloads = fixture.directory.appendingPathComponent("a")
+        let host = try Spawned(hosts.exec(a, fixture.peermesh(["host", "lobby", "--port", "\(port)", "--files", "accept", "--downloads", downloads.path], "alice")))
+        #expect(await host.line(within: 10, containing: "or by address:") != nil, "\(host.output)")
+        let big = fixture.directory.appendingPathComponent("big.bin")
+        _ = FileManager.default.createFile(atPath: big.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: big)
+        var block = [UInt8](repeating: 7, count: 1 << 20)
+        for index in 0..<512 {
+            block[0] = UInt8(truncatingIfNeeded: index)
+            block[1] = UInt8(truncatingIfNeeded: index >> 8)
+            try handle.write(contentsOf: block)
+        }
+        try handle.close()
+
+        let state = fixture.directory.appendingPathComponent("state-bob")
+        let join = ["env", "XDG_STATE_HOME=\(state.path)"]
+            + fixture.peermesh(["join", "lobby@\(subnet).1:\(port)", "--downloads", fixture.directory.appendingPathComponent("b").path], "bob")
+        let first = try Spawned(hosts.exec(b, join), input: true)
+        #expect(await first.line(within: 15, containing: "joined \"lobby\"") != nil, "\(first.output)")
+        try first.send(line: "/send \(big.path)")
+        #expect(await host.line(within: 15, containing: "receiving \"big.bin\" (512.0 MiB) from bob") != nil, "\(host.output)")
+        let parts = downloads.appendingPathComponent(".peermesh-partial")
+        let partOnDisk = await eventually(timeout: .seconds(20)) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: parts.path)) ?? []
+            return names.contains { name in
+                ((try? FileManager.default.attributesOfItem(atPath: parts.appendingPathComponent(name).path))?[.size] as? Int ?? 0) >= 8 << 20
+            }
+        }
+        #expect(partOnDisk, "\(host.output)")
+        kill(first.pid, SIGKILL)
+        _ = await first.wait(within: 10)
+        let list = try #require(try FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("peermesh").path).first { $0.hasPrefix("outgoing-") })
+        let listURL = state.appendingPathComponent("peermesh/\(list)")
+        #expect((try FileManager.default.attributesOfItem(atPath: listURL.path))[.posixPermissions] as? Int == 0o600)
+
+        let second = try Spawned(hosts.exec(b, join), input: true)
+        #expect(await second.line(within: 15, containing: "sending \"big.bin\" to alice again") != nil, "\(second.output)")
+        #expect(await second.line(within: 15, containing: "resuming \"big.bin\" to alice at") != nil, "\(second.output)")
+        #expect(await host.line(within: 90, containing: "received \"big.bin\" from bob (SHA-256 verified)") != nil, "\(host.output)")
+        #expect(try Data(contentsOf: downloads.appendingPathComponent("big.bin")) == Data(contentsOf: big))
+        #expect(await second.line(within: 10, containing: "\"big.bin\" delivered and verified by 1 member(s)") != nil, "\(second.output)")
+        #expect(try String(contentsOf: listURL, encoding: .utf8) == "[]")
+        second.stop()
+        host.stop()
+        await hosts.downAll()
+    }
 }
