@@ -172,9 +172,7 @@ struct RoomCommandTests {
     /// with the address it printed; `--port` puts it on the port a firewall rule opens, and a taken port is a clear error.
     @Test func aHostWithoutAvahiHostsWithDiscoveryOffOnItsPort() async throws {
         let hosts = TestHosts()
-        let a = try await hosts.up("pmna", avahi: false), b = try await hosts.up("pmnb", avahi: false)
-        let subnet = Self.subnet()
-        try await hosts.link(a, b, subnet: subnet)
+        let (a, b, subnet) = try await RoomCommandTests.twoHostsWithoutDiscovery(hosts, "pmna", "pmnb")
         let fixture = try Fixture()
         defer { fixture.remove() }
         let port = Int.random(in: 20_000...40_000)
@@ -258,6 +256,14 @@ extension RoomCommandTests {
         }
 
         func remove() { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// Two new linked test hosts without avahi-daemon: `b` reaches a room on `a` at `SUBNET.1:PORT` only by address.
+    static func twoHostsWithoutDiscovery(_ hosts: TestHosts, _ a: String, _ b: String) async throws -> (a: String, b: String, subnet: String) {
+        let a = try await hosts.up(a, avahi: false), b = try await hosts.up(b, avahi: false)
+        let subnet = subnet()
+        try await hosts.link(a, b, subnet: subnet)
+        return (a, b, subnet)
     }
 
     /// Three new test hosts in a line A–B–C: A–B and B–C on two different subnets and no forwarding, so A and C cannot

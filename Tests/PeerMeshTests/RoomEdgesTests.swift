@@ -10,9 +10,7 @@ struct RoomEdgesTests {
     /// name alice, joins by address and is warned.
     @Test func filesGoToTheDesktopsDownloadFolderAndAKnownNameWithAnotherKeyIsAWarning() async throws {
         let hosts = TestHosts()
-        let a = try await hosts.up("pmea", avahi: false), b = try await hosts.up("pmeb", avahi: false)
-        let subnet = RoomCommandTests.subnet()
-        try await hosts.link(a, b, subnet: subnet)
+        let (a, b, subnet) = try await RoomCommandTests.twoHostsWithoutDiscovery(hosts, "pmea", "pmeb")
         let fixture = try RoomCommandTests.Fixture()
         defer { fixture.remove() }
         let home = fixture.directory.appendingPathComponent("home-alice")
@@ -49,9 +47,7 @@ struct RoomEdgesTests {
     /// so bob's send stops after the limit, says what it waited for, exits non-zero, and alice's question goes away.
     @Test func sendTimeoutBoundsTheWaitForAnAnswer() async throws {
         let hosts = TestHosts()
-        let a = try await hosts.up("pmta", avahi: false), b = try await hosts.up("pmtb", avahi: false)
-        let subnet = RoomCommandTests.subnet()
-        try await hosts.link(a, b, subnet: subnet)
+        let (a, b, subnet) = try await RoomCommandTests.twoHostsWithoutDiscovery(hosts, "pmta", "pmtb")
         let fixture = try RoomCommandTests.Fixture()
         defer { fixture.remove() }
         let port = Int.random(in: 20_000...40_000)

@@ -139,35 +139,14 @@ struct RoomFileTests {
         let hostCommand = hosts.exec(a, fixture.peermesh(["host", "lobby", "--files", "accept", "--downloads", downloads.path], "alice"))
         let host = try Spawned(hostCommand)
         #expect(await host.line(within: 10, containing: "room \"lobby\" is visible") != nil, "\(host.output)")
-        let size = 768 << 20
         let big = fixture.directory.appendingPathComponent("big.bin")
-        var block = [UInt8](repeating: 0, count: 1 << 20)
-        var hasher = SHA256()
-        let handle = try { () throws -> FileHandle in
-            _ = FileManager.default.createFile(atPath: big.path, contents: nil)
-            return try FileHandle(forWritingTo: big)
-        }()
-        for index in 0..<(size >> 20) {
-            block[0] = UInt8(truncatingIfNeeded: index)
-            block[1] = UInt8(truncatingIfNeeded: index >> 8)
-            hasher.update(data: block)
-            try handle.write(contentsOf: block)
-        }
-        try handle.close()
-        let digest = Array(hasher.finalize())
+        let digest = try Self.bigFile(big, mebibytes: 768)
 
         let send = fixture.peermesh(["send", "--room", "lobby", "--file", big.path, "--timeout", "10"], "bob")
         let first = try Spawned(hosts.exec(b, send))
         #expect(await host.line(within: 15, containing: "receiving \"big.bin\" (768.0 MiB) from bob") != nil, "\(host.output)")
         // Killed once part of the file is on disk (the start line comes before the first byte), so there is a part to resume.
-        let parts = downloads.appendingPathComponent(".peermesh-partial")
-        let partOnDisk = await eventually(timeout: .seconds(20)) {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: parts.path)) ?? []
-            return names.contains { name in
-                ((try? FileManager.default.attributesOfItem(atPath: parts.appendingPathComponent(name).path))?[.size] as? Int ?? 0) >= 8 << 20
-            }
-        }
-        #expect(partOnDisk, "\(host.output)")
+        #expect(await Self.partOnDisk(in: downloads), "\(host.output)")
         kill(host.pid, SIGKILL)
         let killedAt = ContinuousClock.now
         let status = await first.wait(within: 20)
@@ -192,9 +171,7 @@ struct RoomFileTests {
     /// `/send` again. The list of unfinished sends is on disk, 0600, and empty once the file is delivered.
     @Test func aRoomThatRestartsSendsItsUnfinishedFileAgainByItself() async throws {
         let hosts = TestHosts()
-        let a = try await hosts.up("pmra", avahi: false), b = try await hosts.up("pmrb", avahi: false)
-        let subnet = RoomCommandTests.subnet()
-        try await hosts.link(a, b, subnet: subnet)
+        let (a, b, subnet) = try await RoomCommandTests.twoHostsWithoutDiscovery(hosts, "pmra", "pmrb")
         let fixture = try RoomCommandTests.Fixture()
         defer { fixture.remove() }
         let port = Int.random(in: 20_000...40_000)
@@ -202,15 +179,7 @@ struct RoomFileTests {
         let host = try Spawned(hosts.exec(a, fixture.peermesh(["host", "lobby", "--port", "\(port)", "--files", "accept", "--downloads", downloads.path], "alice")))
         #expect(await host.line(within: 10, containing: "or by address:") != nil, "\(host.output)")
         let big = fixture.directory.appendingPathComponent("big.bin")
-        _ = FileManager.default.createFile(atPath: big.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: big)
-        var block = [UInt8](repeating: 7, count: 1 << 20)
-        for index in 0..<512 {
-            block[0] = UInt8(truncatingIfNeeded: index)
-            block[1] = UInt8(truncatingIfNeeded: index >> 8)
-            try handle.write(contentsOf: block)
-        }
-        try handle.close()
+        let digest = try Self.bigFile(big, mebibytes: 512)
 
         let state = fixture.directory.appendingPathComponent("state-bob")
         let join = ["env", "XDG_STATE_HOME=\(state.path)"]
@@ -219,14 +188,7 @@ struct RoomFileTests {
         #expect(await first.line(within: 15, containing: "joined \"lobby\"") != nil, "\(first.output)")
         try first.send(line: "/send \(big.path)")
         #expect(await host.line(within: 15, containing: "receiving \"big.bin\" (512.0 MiB) from bob") != nil, "\(host.output)")
-        let parts = downloads.appendingPathComponent(".peermesh-partial")
-        let partOnDisk = await eventually(timeout: .seconds(20)) {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: parts.path)) ?? []
-            return names.contains { name in
-                ((try? FileManager.default.attributesOfItem(atPath: parts.appendingPathComponent(name).path))?[.size] as? Int ?? 0) >= 8 << 20
-            }
-        }
-        #expect(partOnDisk, "\(host.output)")
+        #expect(await Self.partOnDisk(in: downloads), "\(host.output)")
         kill(first.pid, SIGKILL)
         _ = await first.wait(within: 10)
         let list = try #require(try FileManager.default.contentsOfDirectory(atPath: state.appendingPathComponent("peermesh").path).first { $0.hasPrefix("outgoing-") })
@@ -237,11 +199,38 @@ struct RoomFileTests {
         #expect(await second.line(within: 15, containing: "sending \"big.bin\" to alice again") != nil, "\(second.output)")
         #expect(await second.line(within: 15, containing: "resuming \"big.bin\" to alice at") != nil, "\(second.output)")
         #expect(await host.line(within: 90, containing: "received \"big.bin\" from bob (SHA-256 verified)") != nil, "\(host.output)")
-        #expect(try Data(contentsOf: downloads.appendingPathComponent("big.bin")) == Data(contentsOf: big))
+        #expect(try Array(SHA256.hash(data: Data(contentsOf: downloads.appendingPathComponent("big.bin")))) == digest)
         #expect(await second.line(within: 10, containing: "\"big.bin\" delivered and verified by 1 member(s)") != nil, "\(second.output)")
         #expect(try String(contentsOf: listURL, encoding: .utf8) == "[]")
         second.stop()
         host.stop()
         await hosts.downAll()
+    }
+
+    /// A file of `mebibytes` MiB, each MiB numbered (so a part sent twice or out of place shows); returns its SHA-256.
+    static func bigFile(_ url: URL, mebibytes: Int) throws -> [UInt8] {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        var hasher = SHA256()
+        for index in 0..<mebibytes {
+            block[0] = UInt8(truncatingIfNeeded: index)
+            block[1] = UInt8(truncatingIfNeeded: index >> 8)
+            hasher.update(data: block)
+            try handle.write(contentsOf: block)
+        }
+        return Array(hasher.finalize())
+    }
+
+    /// Whether (within 20 s) a part of at least 8 MiB of a file arriving into `downloads` is on disk.
+    static func partOnDisk(in downloads: URL) async -> Bool {
+        let parts = downloads.appendingPathComponent(".peermesh-partial")
+        return await eventually(timeout: .seconds(20)) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: parts.path)) ?? []
+            return names.contains { name in
+                ((try? FileManager.default.attributesOfItem(atPath: parts.appendingPathComponent(name).path))?[.size] as? Int ?? 0) >= 8 << 20
+            }
+        }
     }
 }
