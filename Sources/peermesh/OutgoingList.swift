@@ -35,10 +35,7 @@ final class OutgoingList: Sendable {
 
     /// The list of the identity `keyID`, with what is still within its resume window.
     init(keyID: String, now: Date = Date()) {
-        let environment = ProcessInfo.processInfo.environment
-        let state = environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
-            ?? UserDirectories.current.home.appendingPathComponent(".local/state")
-        url = state.appendingPathComponent("peermesh/outgoing-\(keyID.prefix(16)).json")
+        url = UserDirectories.current.state.appendingPathComponent("peermesh/outgoing-\(keyID.prefix(16)).json")
         let saved = (try? Data(contentsOf: url)).flatMap { try? JSONDecoder().decode([Entry].self, from: $0) } ?? []
         entries = NIOLockedValueBox(saved.filter { $0.until > now })
     }
@@ -84,11 +81,7 @@ final class OutgoingList: Sendable {
         entries.withLockedValue { entries in
             body(&entries)
             guard let data = try? JSONEncoder().encode(entries) else { return }
-            try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
-                                                     attributes: [.posixPermissions: 0o700])
-            let temporary = url.appendingPathExtension("tmp-\(getpid())")
-            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else { return }
-            if rename(temporary.path, url.path) != 0 { unlink(temporary.path) }
+            try? AtomicFile.write(Array(data), to: url, mode: 0o600)
         }
     }
 }

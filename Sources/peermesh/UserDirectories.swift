@@ -34,6 +34,11 @@ struct UserDirectories {
         environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil } ?? home.appendingPathComponent(".config")
     }
 
+    /// `$XDG_STATE_HOME` when it is an absolute path, else `~/.local/state`.
+    var state: URL {
+        environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil } ?? home.appendingPathComponent(".local/state")
+    }
+
     /// The desktop's download folder (without the `PeerMesh` folder inside it).
     var desktopDownloads: URL {
         if let variable = environment["XDG_DOWNLOAD_DIR"], variable.hasPrefix("/") { return URL(fileURLWithPath: variable) }

@@ -48,10 +48,7 @@ final class LiveScreen: Sendable {
     /// `$XDG_STATE_HOME/peermesh/history`, else `~/.local/state/peermesh/history`: the lines typed in rooms, kept
     /// between runs (the file is 0600).
     static var defaultHistoryFile: URL {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
-            ?? UserDirectories.current.home.appendingPathComponent(".local/state")
-        return base.appendingPathComponent("peermesh/history")
+        UserDirectories.current.state.appendingPathComponent("peermesh/history")
     }
 
     /// Whether a live screen can run: standard input and output are both a terminal.
