@@ -120,7 +120,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            exclude: ["Web/Assets"]
         ),
         // The PeerMesh side of Scripts/bench: benchmark servers and scenarios, kept out of the shipped `peermesh`.
         .executableTarget(
