@@ -33,6 +33,9 @@ struct AdmissionRequest: Sendable {
     let accept: @Sendable () throws(PeerMeshError) -> Void
     /// Keeps it out.
     let decline: @Sendable () throws(PeerMeshError) -> Void
+    /// Whether it expired because nobody answered in time (a file offer under `Room.offerAnswerWindow`), not because
+    /// its sender withdrew it.
+    var unanswered: @Sendable () -> Bool = { false }
 }
 
 /// The requests waiting for an answer, oldest first, each with a number that stays its own.

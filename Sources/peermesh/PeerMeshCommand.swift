@@ -24,7 +24,7 @@ struct PeerMeshCommand: AsyncParsableCommand {
             \(exitCodes)
             """,
         version: version,
-        subcommands: [HostCommand.self, JoinCommand.self, SendCommand.self, PeersCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DoctorCommand.self, DemoCommand.self]
+        subcommands: [HostCommand.self, JoinCommand.self, WebCommand.self, SendCommand.self, PeersCommand.self, BrowseCommand.self, IdentityCommand.self, TrustCommand.self, ForgetCommand.self, KnownCommand.self, ListenCommand.self, ConnectCommand.self, DoctorCommand.self, DemoCommand.self]
     )
 
     /// What each exit status means, for scripts (the README lists the same). No empty line: the man page generated

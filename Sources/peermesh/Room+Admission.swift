@@ -96,7 +96,8 @@ extension Room {
             for entry in expired {
                 try? entry.request.decline()   // tells a waiting member admission "no"; an invitation has expired already
                 let human: TerminalLine = if case .file(let name, _) = entry.request.kind {
-                    "\(entry.request.peer.displayName) withdrew \"\(name)\" (#\(entry.number)) before you answered"
+                    entry.request.unanswered() ? "you did not answer \(entry.request.peer.displayName)'s \"\(name)\" (#\(entry.number)) in time: declined"
+                                               : "\(entry.request.peer.displayName) withdrew \"\(name)\" (#\(entry.number)) before you answered"
                 } else if case .fileSet(let label, _, _, _) = entry.request.kind {
                     "you did not answer \(entry.request.peer.displayName)'s \"\(label)\" (#\(entry.number)) in time: declined"
                 } else {
@@ -125,6 +126,13 @@ extension Room {
                 output.error("Request #\(entry.number) from \(entry.request.peer): \(UserWords.explain(error))", code: error.code)
             }
             if let next = taken.nextShown { prompt(next) }
+        }
+    }
+
+    /// Says every waiting question again, as `question` events on `output` (a page that just connected).
+    func replayQuestions(to output: RoomOutput) {
+        for entry in requests.withLockedValue({ $0.pending }) {
+            output.event("question", Self.fields(entry), human: "\(Self.describe(entry)) — accept? y/n (or /accept \(entry.number), /decline \(entry.number))")
         }
     }
 

@@ -27,7 +27,7 @@ extension Room {
     func answer(_ request: ControlRequest, on connection: ControlConnection) async {
         let client = connection.listener(for: request.id)
         let teed = output.adding(client), privately = output.only(client)
-        do {
+        await connection.answering(request.id) {
             switch request.request {
             case .peers:
                 await listPeers(to: privately)
@@ -48,14 +48,6 @@ extension Room {
             case .follow:
                 await followers.follow(with: connection.listener(for: nil)) { await connection.untilInputEnds() }
             }
-            connection.send("done", [:], text: "", request: request.id)
-        } catch let error as CLIError {
-            connection.send("failed", ["message": .string(error.description), "exit": .number(Int64(error.exitCode))], text: "error: \(TerminalText.escaped(error.description))", request: request.id)
-        } catch let error as PeerMeshError {
-            let why = UserWords.explain(error)
-            connection.send("failed", ["message": .string(why), "code": .string(error.code.name), "exit": 1], text: "error: \(TerminalText.escaped(why))", request: request.id)
-        } catch {
-            connection.send("failed", ["message": .string("\(error)"), "exit": 1], text: "error: \(error)", request: request.id)
         }
     }
 

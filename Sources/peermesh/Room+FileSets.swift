@@ -56,6 +56,8 @@ extension Room {
         switch self.files {
         case .refuse:
             reply(false)
+        case .ask where trustedSenders.withLockedValue({ $0.contains(peer.id) }):
+            reply(true)
         case .ask:
             let deadline = Date().addingTimeInterval(60)
             ask(AdmissionRequest(peer: peer, kind: .fileSet(label: label, count: files.count, bytes: files.reduce(0) { $0 + $1.size }, names: files.map(\.name)),

@@ -155,6 +155,10 @@ extension Room {
     /// A file offered under `--files ask`: a numbered question (y/n), unless the person already answered for the
     /// folder it belongs to.
     func offered(_ offer: ResourceOffer) {
+        if trustedSenders.withLockedValue({ $0.contains(offer.peer.id) }) {
+            try? offer.accept()
+            return
+        }
         // A file of a set answered already (`FileSetOffers`): the set's answer holds.
         if let answer = fileSets.answer(forFile: offer.name, size: offer.size, from: offer.peer) {
             if answer { try? offer.accept() } else { try? offer.decline() }
@@ -176,8 +180,10 @@ extension Room {
         let answers = folderAnswers, fileSets = self.fileSets
         // The answer holds for the same file offered again (its sender restarted: `OutgoingList`).
         let file = [OfferedFile(name: offer.name, size: Int64(clamping: offer.size))]
+        let deadline = offerAnswerWindow.map { Date().addingTimeInterval($0) }
+        let unanswered: @Sendable () -> Bool = { deadline.map { Date() > $0 } ?? false }
         ask(AdmissionRequest(peer: offer.peer, kind: .file(name: offer.name, size: offer.size), verificationCode: "",
-                             isExpired: { !offer.isOpen },
+                             isExpired: { !offer.isOpen || unanswered() },
                              accept: { () throws(PeerMeshError) in
                                  try offer.accept()
                                  fileSets.answered(file, accept: true, from: offer.peer)
@@ -186,7 +192,7 @@ extension Room {
                              decline: { () throws(PeerMeshError) in
                                  try offer.decline()
                                  if inFolder, let folder { answers.withLockedValue { $0[folder] = (false, Date()) } }
-                             }))
+                             }, unanswered: unanswered))
     }
 
     /// A file started (or resumed) arriving: numbered, with its size, on the status line of a live terminal.
@@ -254,8 +260,10 @@ extension Room {
 
     // MARK: Commands
 
-    /// `/transfers`: what is being sent and received, with the numbers `/cancel` takes.
-    func listTransfers() {
+    /// `/transfers`: what is being sent and received, with the numbers `/cancel` takes (said on `output`, the room's
+    /// own by default).
+    func listTransfers(to output: RoomOutput? = nil) {
+        let output = output ?? self.output
         let entries = transfers.withLockedValue { table in table.entries.values.sorted { $0.number < $1.number }.map { ($0, table.completed($0.number)) } }
         if entries.isEmpty { output.event("transfers", ["count": 0], human: "nothing is being sent or received") }
         for (entry, done) in entries {

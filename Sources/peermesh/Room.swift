@@ -88,12 +88,18 @@ final class Room: Sendable {
     let fileSets = FileSetOffers()
     /// Sends not finished, kept on disk to be sent again after a restart (rooms that stay; `send` runs again itself).
     let unfinished: OutgoingList?
+    /// Members whose files are taken without asking from now on (the page's "always from this member").
+    let trustedSenders = NIOLockedValueBox<Set<String>>([])
+    /// How long a file offer waits for the person's answer before it is declined (the page: a minute); nil: until its
+    /// sender withdraws it (a terminal, where the person may be away and the sender can wait).
+    let offerAnswerWindow: TimeInterval?
 
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
     init(session: Session, serviceType: String, accept: AcceptPolicy, files: FilePolicy, readsCommands: Bool = true,
-         output: RoomOutput) throws(PeerMeshError) {
+         offerAnswerWindow: TimeInterval? = nil, output: RoomOutput) throws(PeerMeshError) {
         _ = try ServiceType(serviceType)
+        self.offerAnswerWindow = offerAnswerWindow
         self.readsCommands = readsCommands
         unfinished = readsCommands ? OutgoingList(keyID: session.myPeerID.id) : nil
         self.session = session

@@ -249,12 +249,23 @@ func makeSession(_ options: SessionOptions, maxPeers: Int? = nil, receiving: Rec
 /// Advertises the room so others can join through us, announces it, warns about a download folder that cannot be
 /// used, opens the control socket of the identity whose lock `lock` holds, starts the `alongside` tasks (stopped when
 /// we leave), and stays until the person leaves.
+func stay(in room: Room, lock: IdentityLock, announcing announcement: Announcement, hosting: Bool = true,
+          alongside: () async -> [Task<Void, Never>] = { [] }) async throws {
+    let control = try await openToOthers(room, lock: lock, announcing: announcement, hosting: hosting)
+    let tasks = await alongside()
+    await room.runInteractive()
+    tasks.forEach { $0.cancel() }
+    await control?.stop()
+}
+
+/// The steps of entering a room, shared by the terminal (`stay`) and the page (`peermesh web`): advertises the room,
+/// announces it, warns about a download folder that cannot be used, and opens the control socket (nil when it
+/// cannot be opened, which is said).
 ///
 /// Without discovery (no avahi-daemon) the room is open all the same: a host says discovery is off and that others
 /// join with its code or an address (printed next); a joiner (`hosting` false) is in the room already — perhaps by
 /// connection code — and says others cannot find the room through it. A port we cannot listen on ends it.
-func stay(in room: Room, lock: IdentityLock, announcing announcement: Announcement, hosting: Bool = true,
-          alongside: () async -> [Task<Void, Never>] = { [] }) async throws {
+func openToOthers(_ room: Room, lock: IdentityLock, announcing announcement: Announcement, hosting: Bool) async throws -> ControlServer? {
     do {
         try await room.advertise()
     } catch where error.code == .listenFailed {
@@ -274,15 +285,10 @@ func stay(in room: Room, lock: IdentityLock, announcing announcement: Announceme
         room.output.error("Files others send you will fail: \(problem)")
     }
     // The user's other terminals (`peermesh send`, `peers`, `browse`) act through this room from now on.
-    let control: ControlServer?
-    do { control = try await room.serveControl(lock) } catch {
-        control = nil
+    do { return try await room.serveControl(lock) } catch {
         room.output.error("Other terminals cannot reach this room (\(error)); `peermesh send` there needs an identity of its own.")
+        return nil
     }
-    let tasks = await alongside()
-    await room.runInteractive()
-    tasks.forEach { $0.cancel() }
-    await control?.stop()
 }
 
 /// Runs a typed-throwing step and returns its outcome as a value.

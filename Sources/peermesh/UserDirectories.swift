@@ -39,6 +39,12 @@ struct UserDirectories {
         environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil } ?? home.appendingPathComponent(".local/state")
     }
 
+    /// `$XDG_CACHE_HOME` when it is an absolute path, else `~/.cache`: files kept only while needed (a page's uploads
+    /// on their way into the room), on disk rather than in the runtime directory's memory.
+    var cache: URL {
+        environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil } ?? home.appendingPathComponent(".cache")
+    }
+
     /// The desktop's download folder (without the `PeerMesh` folder inside it).
     var desktopDownloads: URL {
         if let variable = environment["XDG_DOWNLOAD_DIR"], variable.hasPrefix("/") { return URL(fileURLWithPath: variable) }

@@ -88,9 +88,10 @@ struct ControlEvent: Sendable {
     let fields: [String: JSONField]
 
     /// The event as one line: `--json`'s object, with `text` (the human line without its time stamp) and `request`.
+    /// An event whose own field is `text` (a chat line: `message`, `said`) keeps it, and the human line is `line`.
     static func line(_ name: String, _ fields: [String: JSONField], text: String, request: String?, at time: Date = .now) -> Data {
         var fields = fields
-        fields["text"] = .string(text)
+        if fields["text"] == nil { fields["text"] = .string(text) } else { fields["line"] = .string(text) }
         if let request { fields["request"] = .string(request) }
         return Data((RoomOutput.jsonLine(name, fields, at: time) + "\n").utf8)
     }

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import PeerMesh
 
 /// The room's control socket: the user's other `peermesh` commands (`send`, `peers`, `browse`) ask the open room to
 /// act for them, and scripts follow its events (docs/control-protocol.md).
@@ -119,6 +120,22 @@ final class ControlConnection: Sendable {
 
     /// Ends the connection's output.
     func finish() { sink.finish() }
+
+    /// Runs what request `id` asks and ends it as the protocol says: `done`, or `failed` with a message, the exit code
+    /// the client should end with and, for the library's errors, their code.
+    func answering(_ id: String, _ body: () async throws -> Void) async {
+        do {
+            try await body()
+            send("done", [:], text: "", request: id)
+        } catch let error as CLIError {
+            send("failed", ["message": .string(error.description), "exit": .number(Int64(error.exitCode))], text: "error: \(TerminalText.escaped(error.description))", request: id)
+        } catch let error as PeerMeshError {
+            let why = UserWords.explain(error)
+            send("failed", ["message": .string(why), "code": .string(error.code.name), "exit": 1], text: "error: \(TerminalText.escaped(why))", request: id)
+        } catch {
+            send("failed", ["message": .string("\(error)"), "exit": 1], text: "error: \(error)", request: id)
+        }
+    }
 
     private let ended = NIOLockedValueBox<(done: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 

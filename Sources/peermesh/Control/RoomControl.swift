@@ -12,8 +12,9 @@ enum RoomControl {
         do {
             outcome = try await ControlClient.ask(request, at: ControlPlace(keyID: keyID), check: check) { event in
                 var fields = event.fields
-                let text = event.string("text") ?? ""
-                fields["text"] = nil
+                // `line` is the human line of an event whose own `text` is the chat line itself.
+                let text = event.string("line") ?? event.string("text") ?? ""
+                if fields.removeValue(forKey: "line") == nil { fields["text"] = nil }
                 fields["request"] = nil
                 if event.name == "error" {
                     output.error(event.string("message") ?? text)

@@ -29,7 +29,7 @@ enum WebAssets {
     static func asset(at path: String) -> Asset? { all.first { $0.path == path } }
 
     /// All files together, in bytes (at most 65536).
-    static let totalByteCount = 58651
+    static let totalByteCount = 58053
 
     /// `index.html`, served at `/` (6086 bytes).
     static let index = Asset(path: "/", file: "index.html", contentType: "text/html; charset=utf-8", byteCount: 6086, body: #"""
@@ -175,8 +175,8 @@ enum WebAssets {
 
 """#)
 
-    /// `room.js`, served at `/room.js` (45916 bytes).
-    static let script = Asset(path: "/room.js", file: "room.js", contentType: "text/javascript; charset=utf-8", byteCount: 45916, body: ##"""
+    /// `room.js`, served at `/room.js` (45318 bytes).
+    static let script = Asset(path: "/room.js", file: "room.js", contentType: "text/javascript; charset=utf-8", byteCount: 45318, body: ##"""
 // The page of `peermesh web` (docs/web-room.md): one ES module, no framework, no build step.
 // It shows the room's events (the objects `--json` prints) and asks the room for things over one WebSocket.
 // Everything a peer wrote (names, chat, file names, messages) is data: it reaches the page through
@@ -307,7 +307,6 @@ const state = {
   transfers: new Map(),  // number → row state
   uploads: new Map(),    // request id → upload
   requests: new Map(),   // request id → { kind, … } until done/failed
-  said: new Map(),       // say request id → the text typed (the event's `text` is the terminal's line)
   chatRows: new Map(),   // say request id → its chat line, for `delivered`
   nearby: new Map(),     // room key → room (shown)
   found: null,           // room key → room (the look under way)
@@ -463,7 +462,6 @@ function resetRoomState() {
   state.members.clear();
   state.offers.clear();
   state.transfers.clear();
-  state.said.clear();
   state.chatRows.clear();
   state.nearby.clear();
   state.found = null;
@@ -638,15 +636,9 @@ function updateNobody() {
 
 // ==== Chat
 
-/** The chat text of a `message` or `said` event: its `text` is the terminal's line ("alice: hi"), so the speaker's
- *  part goes; `said` for a line typed here is the text typed. */
+/** The chat text of a `message` or `said` event: its `text` is the line as typed (the terminal's line is `line`). */
 function chatText(ev) {
-  if (ev.event === "said" && state.said.has(ev.request)) return state.said.get(ev.request);
-  const line = String(ev.text ?? "");
-  const prefix = ev.event === "said" ? /^you[^:]*: / : null;
-  if (prefix) return line.replace(prefix, "");
-  const speaker = visible(ev.peer) + ": ";
-  return line.startsWith(speaker) ? line.slice(speaker.length) : line;
+  return String(ev.text ?? "");
 }
 
 function addChat(ev, own) {
@@ -667,7 +659,6 @@ function sendChat(event) {
   if (!text.trim()) return;
   const id = ask("say", { text });
   if (!id) return;
-  state.said.set(id, text);
   input.value = "";
 }
 
@@ -1203,9 +1194,6 @@ function settle(id, asked, ok) {
     }
     case "leave":
       if (!ok) leaving = false;
-      break;
-    case "say":
-      state.said.delete(id);
       break;
   }
 }

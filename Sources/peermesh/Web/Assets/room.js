@@ -128,7 +128,6 @@ const state = {
   transfers: new Map(),  // number → row state
   uploads: new Map(),    // request id → upload
   requests: new Map(),   // request id → { kind, … } until done/failed
-  said: new Map(),       // say request id → the text typed (the event's `text` is the terminal's line)
   chatRows: new Map(),   // say request id → its chat line, for `delivered`
   nearby: new Map(),     // room key → room (shown)
   found: null,           // room key → room (the look under way)
@@ -284,7 +283,6 @@ function resetRoomState() {
   state.members.clear();
   state.offers.clear();
   state.transfers.clear();
-  state.said.clear();
   state.chatRows.clear();
   state.nearby.clear();
   state.found = null;
@@ -459,15 +457,9 @@ function updateNobody() {
 
 // ==== Chat
 
-/** The chat text of a `message` or `said` event: its `text` is the terminal's line ("alice: hi"), so the speaker's
- *  part goes; `said` for a line typed here is the text typed. */
+/** The chat text of a `message` or `said` event: its `text` is the line as typed (the terminal's line is `line`). */
 function chatText(ev) {
-  if (ev.event === "said" && state.said.has(ev.request)) return state.said.get(ev.request);
-  const line = String(ev.text ?? "");
-  const prefix = ev.event === "said" ? /^you[^:]*: / : null;
-  if (prefix) return line.replace(prefix, "");
-  const speaker = visible(ev.peer) + ": ";
-  return line.startsWith(speaker) ? line.slice(speaker.length) : line;
+  return String(ev.text ?? "");
 }
 
 function addChat(ev, own) {
@@ -488,7 +480,6 @@ function sendChat(event) {
   if (!text.trim()) return;
   const id = ask("say", { text });
   if (!id) return;
-  state.said.set(id, text);
   input.value = "";
 }
 
@@ -1024,9 +1015,6 @@ function settle(id, asked, ok) {
     }
     case "leave":
       if (!ok) leaving = false;
-      break;
-    case "say":
-      state.said.delete(id);
       break;
   }
 }

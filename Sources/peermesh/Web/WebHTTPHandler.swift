@@ -1,0 +1,205 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The page's HTTP requests, after `WebGate` has judged each head: assets, uploads written to disk as they arrive, and
+/// received files served from disk. Anything the gate refuses gets the same bodyless 403 and the connection closes.
+///
+/// A connection that has not sent a request within `WebServer.idleLimit` (or is idle that long between requests) is
+/// closed: only an authenticated WebSocket stays open.
+final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let gate: WebGate
+    private let web: WebRoom
+    private let clientUID: UInt32?
+    private var idle: Scheduled<Void>?
+    private var state = State.waiting
+
+    private enum State {
+        case waiting
+        /// Reading a body nobody wants (a refused request): its end answers.
+        case ignoring(HTTPResponseStatus, String)
+        /// Writing an upload's file as it arrives: its descriptor, where it is, how many bytes it must and does have.
+        case uploading(descriptor: Int32, id: String, index: Int, file: URL, expected: Int64, written: Int64)
+        /// An upload that failed part-way: the rest of its body is dropped and its end answers with why.
+        case failedUpload(HTTPResponseStatus, String)
+    }
+
+    init(gate: WebGate, web: WebRoom, clientUID: UInt32?) {
+        self.gate = gate
+        self.web = web
+        self.clientUID = clientUID
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) { armIdleClose(context) }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idle?.cancel()
+        if case .uploading(let descriptor, _, _, let file, _, _) = state {
+            close(descriptor)
+            unlink(file.path)
+        }
+        state = .waiting
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        handlerRemoved(context: context)
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            idle?.cancel()
+            begin(head, context: context)
+        case .body(let chunk):
+            write(chunk, context: context)
+        case .end:
+            end(context: context)
+        }
+    }
+
+    private func begin(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        switch gate.decide(head, clientUID: clientUID) {
+        case .asset(let path):
+            guard let asset = WebAssets.asset(at: path) else { return ignore(.notFound, context) }
+            var headers = WebServer.headers(port: gate.port)
+            headers.replaceOrAdd(name: "content-type", value: asset.contentType)
+            respond(.ok, headers, body: ByteBuffer(string: asset.body), context: context)
+        case .download(let number):
+            serve(number, context: context)
+        case .upload(let id, let index):
+            startUpload(id, index: index, context: context)
+        case .notFound:
+            ignore(.notFound, context)
+        case .webSocket, .refused:
+            // `.webSocket` here: the upgrade was not made (too many pages open).
+            state = .ignoring(.forbidden, "")
+            respond(.forbidden, WebServer.headers(port: gate.port), body: nil, close: true, context: context)
+        }
+    }
+
+    private func ignore(_ status: HTTPResponseStatus, _ context: ChannelHandlerContext) {
+        state = .ignoring(status, "")
+        respond(status, WebServer.headers(port: gate.port), body: nil, context: context)
+    }
+
+    // MARK: Uploads
+
+    private func startUpload(_ id: String, index: Int, context: ChannelHandlerContext) {
+        switch web.uploads.target(id, index: index) {
+        case .failure(let refusal):
+            state = .failedUpload(HTTPResponseStatus(statusCode: refusal.status), refusal.message)
+        case .success(let (file, expected)):
+            let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else {
+                state = .failedUpload(.insufficientStorage, "Cannot write \(file.lastPathComponent): \(String(cString: strerror(errno))).")
+                return
+            }
+            state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: 0)
+        }
+    }
+
+    /// Writes a body part at once, on this server's own thread: while it writes, the socket is not read, so a browser
+    /// sending faster than the disk takes is slowed by TCP, and nothing piles up in memory.
+    private func write(_ chunk: ByteBuffer, context: ChannelHandlerContext) {
+        guard case .uploading(let descriptor, let id, let index, let file, let expected, let written) = state else { return }
+        let count = Int64(chunk.readableBytes)
+        guard written + count <= expected else {
+            fail(descriptor, file, .payloadTooLarge, "More bytes than the file's announced size.")
+            return
+        }
+        let ok = chunk.withUnsafeReadableBytes { bytes -> Bool in
+            var offset = 0
+            while offset < bytes.count {
+                let wrote = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if wrote < 0 { if errno == EINTR { continue }; return false }
+                offset += wrote
+            }
+            return true
+        }
+        guard ok else {
+            let full = errno == ENOSPC || errno == EDQUOT
+            fail(descriptor, file, .insufficientStorage, full ? "The disk is full: free some space, then send again."
+                                                               : "Cannot write \(file.lastPathComponent): \(String(cString: strerror(errno))).")
+            return
+        }
+        state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: written + count)
+    }
+
+    private func fail(_ descriptor: Int32, _ file: URL, _ status: HTTPResponseStatus, _ message: String) {
+        close(descriptor)
+        unlink(file.path)
+        state = .failedUpload(status, message)
+    }
+
+    private func end(context: ChannelHandlerContext) {
+        switch state {
+        case .uploading(let descriptor, let id, let index, let file, let expected, let written):
+            close(descriptor)
+            state = .waiting
+            guard written == expected else {
+                unlink(file.path)
+                return answer(.badRequest, "The file ended after \(written) of its \(expected) bytes; send it again.", context: context)
+            }
+            web.uploaded(id, index: index)
+            respond(.noContent, WebServer.headers(port: gate.port), body: nil, context: context)
+        case .failedUpload(let status, let message):
+            state = .waiting
+            answer(status, message, context: context)
+        case .ignoring, .waiting:
+            state = .waiting
+        }
+    }
+
+    /// An upload's outcome for the page: its status and a line that says what to do.
+    private func answer(_ status: HTTPResponseStatus, _ message: String, context: ChannelHandlerContext) {
+        var headers = WebServer.headers(port: gate.port)
+        headers.replaceOrAdd(name: "content-type", value: "text/plain; charset=utf-8")
+        respond(status, headers, body: ByteBuffer(string: message), context: context)
+    }
+
+    // MARK: Downloads
+
+    private func serve(_ number: Int, context: ChannelHandlerContext) {
+        state = .ignoring(.ok, "")
+        guard let path = web.downloadPath(number), let handle = try? NIOFileHandle(_deprecatedPath: path),
+              let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int else {
+            return respond(.notFound, WebServer.headers(port: gate.port), body: nil, context: context)
+        }
+        var headers = WebServer.headers(port: gate.port)
+        headers.replaceOrAdd(name: "content-type", value: "application/octet-stream")
+        headers.replaceOrAdd(name: "content-disposition", value: WebServer.attachment((path as NSString).lastPathComponent))
+        headers.replaceOrAdd(name: "content-length", value: String(size))
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: size)))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { [self] _ in
+            try? handle.close()
+            armIdleClose(context)
+        }
+    }
+
+    // MARK: Answers
+
+    private func respond(_ status: HTTPResponseStatus, _ headers: HTTPHeaders, body: ByteBuffer?, close: Bool = false, context: ChannelHandlerContext) {
+        var headers = headers
+        headers.replaceOrAdd(name: "content-length", value: String(body?.readableBytes ?? 0))
+        if close { headers.replaceOrAdd(name: "connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if close {
+            done.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        } else {
+            armIdleClose(context)
+        }
+    }
+
+    private func armIdleClose(_ context: ChannelHandlerContext) {
+        idle?.cancel()
+        idle = context.eventLoop.assumeIsolated().scheduleTask(in: WebServer.idleLimit) { context.close(promise: nil) }
+    }
+}

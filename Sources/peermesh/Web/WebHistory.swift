@@ -1,0 +1,55 @@
+/// What a page that connects (or reloads) is shown of the past: the last chat lines and the files received, each
+/// received file with the number its download link names.
+struct WebHistory: Sendable {
+    /// One event as the room said it.
+    struct Event: Sendable {
+        let name: String
+        let fields: [String: JSONField]
+        let text: String
+    }
+
+    /// How many chat lines a page gets back.
+    static let chatLines = 200
+    /// How many received files a page lists (older ones stay on disk, in the download folder).
+    static let receivedFiles = 200
+
+    /// How we are in the room and how others get in: `hosting` or `joined-room`, then `join-code`, `join-address`,
+    /// `advertised`, `discovery-off` (a page that reloads still shows the code to give others).
+    private(set) var entrance: [Event] = []
+    private(set) var chat: [Event] = []
+    private(set) var received: [Event] = []
+    /// Where each received file is, by its download number.
+    private(set) var paths: [Int: String] = [:]
+    private var nextNumber = 1
+
+    /// The events `entrance` keeps.
+    static let entranceEvents: Set<String> = ["hosting", "joined-room", "join-code", "join-address", "advertised", "renamed", "discovery-off"]
+
+    /// Keeps an event of how we are in the room; entering a room starts the list again.
+    mutating func entered(_ event: Event) {
+        if event.name == "hosting" || event.name == "joined-room" { entrance = [] }
+        entrance.append(event)
+    }
+
+    /// Keeps a chat event (`message`, `said`); the oldest goes past `chatLines`.
+    mutating func said(_ event: Event) {
+        chat.append(event)
+        if chat.count > Self.chatLines { chat.removeFirst(chat.count - Self.chatLines) }
+    }
+
+    /// Numbers a received file at `path`; `event` (its `file-received`, with the link added by the caller) is kept.
+    mutating func receive(at path: String) -> Int {
+        defer { nextNumber += 1 }
+        paths[nextNumber] = path
+        return nextNumber
+    }
+
+    /// Keeps a received file's event for pages that connect later.
+    mutating func keep(received event: Event, number: Int) {
+        received.append(event)
+        if received.count > Self.receivedFiles {
+            received.removeFirst()
+            paths.removeValue(forKey: number - Self.receivedFiles)
+        }
+    }
+}

@@ -1,0 +1,314 @@
+import Foundation
+import NIOConcurrencyHelpers
+import PeerMesh
+
+/// The room as the page sees it (docs/web-room.md): every page connected over the WebSocket hears the room's events,
+/// gets the past replayed when it connects, and asks the room to host, join, chat, send, answer and cancel.
+final class WebRoom: Sendable {
+    let room: Room
+    let token: WebToken
+    let uploads: WebUploads
+    /// The identity's lock: held for the life of the process, and where the control socket goes once in a room.
+    let lock: IdentityLock
+    private let pages = NIOLockedValueBox<[ObjectIdentifier: ControlConnection]>([:])
+    private let history = NIOLockedValueBox(WebHistory())
+    /// Entering a room (or in one), the control socket, and the tasks that run while we are in it.
+    private let entered = NIOLockedValueBox<(busy: Bool, control: ControlServer?, tasks: [Task<Void, Never>])>((false, nil, []))
+    /// Ends `run` when a page asks to leave.
+    private let leaving: AsyncStream<Void>.Continuation
+    private let leaveRequests: AsyncStream<Void>
+
+    init(room: Room, token: WebToken, lock: IdentityLock, uploads: WebUploads) {
+        self.room = room
+        self.token = token
+        self.lock = lock
+        self.uploads = uploads
+        (leaveRequests, leaving) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    // MARK: Running
+
+    /// Runs the room until a page leaves, SIGINT/SIGTERM, or (with `readsInput`) `/quit` or the end of standard input;
+    /// then leaves. `alsoRun` is started first (entering the room named on the command line).
+    func run(alsoRun: @escaping @Sendable () async -> Void) async {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.room.followers.follow(with: self.listener) {
+                    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                }
+                return false
+            }
+            group.addTask { await self.room.followSession(); return false }
+            group.addTask { await self.room.expireRequests(); return false }
+            group.addTask { await self.reportProgress(); return false }
+            group.addTask { await alsoRun(); return false }
+            group.addTask {
+                for await _ in self.leaveRequests { return true }
+                return true
+            }
+            group.addTask {
+                for await _ in TerminationSignals.stream() { return true }
+                return true
+            }
+            while let finished = await group.next() {
+                if finished { break }
+            }
+            let (control, tasks) = entered.withLockedValue { ($0.control, $0.tasks) }
+            tasks.forEach { $0.cancel() }
+            await room.leave()
+            await control?.stop()
+            pages.withLockedValue { $0.values.forEach { $0.finish() } }
+            group.cancelAll()
+        }
+    }
+
+    /// Hosts `name`, as `peermesh host` does.
+    func host(_ name: String) async throws {
+        let name = try RoomKeys.validate(name)
+        try await enter {
+            let me = room.session.myPeerID
+            let identity = RoomIdentity(name: name, host: me)
+            room.entered(identity)
+            let control = try await openToOthers(room, lock: lock, announcing: Announcement(
+                event: "hosting", fields: identity.fields.merging(RoomOutput.fields(me)) { $1 },
+                human: "hosting \"\(name)\" as \(me) — in the page"), hosting: true)
+            await JoinCode.announce(for: identity, session: room.session, qr: false, output: room.output)
+            let room = self.room, serviceType = room.serviceType
+            return (control, [Task { await TwinRooms.watch(for: identity, session: room.session, serviceType: serviceType, output: room.output) }])
+        }
+    }
+
+    /// Joins the room `selector` names, as `peermesh join` does (a name, NAME@HOST, a code, an address).
+    func join(_ selector: String, timeout: Double = 10) async throws {
+        try await enter {
+            let (identity, member) = try await enterRoom(RoomSelector(selector), session: room.session, serviceType: room.serviceType,
+                                                         through: nil, timeout: timeout, answerTimeout: 60, example: "peermesh join", output: room.output)
+            room.entered(identity)
+            let control = try await openToOthers(room, lock: lock, announcing: Announcement(
+                event: "joined-room", fields: identity.fields.merging(RoomOutput.fields(member)) { $1 },
+                human: identity.name.isEmpty ? "joined \(member)'s room — in the page" : "joined \"\(identity.name)\" through \(member) — in the page"),
+                hosting: false)
+            return (control, [])
+        }
+    }
+
+    /// Joins `name` when a room of that name is found nearby within `timeout`, else hosts it (`peermesh web ROOM`).
+    func joinOrHost(_ name: String, timeout: Double) async throws {
+        do {
+            try await join(name, timeout: timeout)
+        } catch let error as CLIError where error.exitCode == 4 {
+            try await host(name)
+        }
+    }
+
+    /// One room per process: refuses while entering or in one; on failure, another try may follow.
+    private func enter(_ body: () async throws -> (ControlServer?, [Task<Void, Never>])) async throws {
+        let free = entered.withLockedValue { state in
+            defer { state.busy = true }
+            return !state.busy
+        }
+        guard free else { throw CLIError("You are in a room already (or entering one): leave it first.", exitCode: 5) }
+        do {
+            let (control, tasks) = try await body()
+            let room = self.room
+            let advertising = Task { await room.followAdvertiser() }
+            entered.withLockedValue { $0 = (true, control, tasks + [advertising]) }
+        } catch {
+            entered.withLockedValue { $0.busy = false }
+            throw error
+        }
+    }
+
+    // MARK: Pages
+
+    /// A page connected: it hears `hello`, the state as the events that made it, `ready`, then every event.
+    func attach(_ page: ControlConnection) async {
+        let me = room.session.myPeerID, identity = room.identity
+        var hello = RoomOutput.fields(me)
+        hello["version"] = .int(1)
+        hello["room"] = .string(identity?.name ?? "")
+        hello["room_host"] = .string(identity?.hostID ?? "")
+        hello["room_host_name"] = .string(identity?.hostName ?? "")
+        hello["hosting"] = .bool(identity?.hostID == me.id)
+        hello["downloads"] = .string(room.session.configuration.receivingDirectory.path)
+        page.send("hello", hello, text: "peermesh web as \(me.displayName)", request: nil)
+        let (entrance, chat, received) = history.withLockedValue { ($0.entrance, $0.chat, $0.received) }
+        pages.withLockedValue { $0[ObjectIdentifier(page)] = page }
+        for event in entrance + chat + received { page.send(event.name, event.fields, text: event.text, request: nil) }
+        let privately = room.output.only(page.listener(for: nil))
+        room.replayQuestions(to: privately)
+        room.listTransfers(to: privately)
+        await room.listPeers(to: privately)
+        page.send("ready", [:], text: "", request: nil)
+    }
+
+    /// A page went away: its unfinished uploads go too (what it asked the room to send goes on).
+    func detach(_ page: ControlConnection) {
+        pages.withLockedValue { $0[ObjectIdentifier(page)] = nil }
+        for id in uploads.abandon(by: ObjectIdentifier(page)) { waiting.withLockedValue { $0[id] }?.finish() }
+        page.finish()
+    }
+
+    /// Hears every event of the room: keeps what a page connecting later is shown, gives received files their
+    /// download link, and passes each event to every page.
+    private var listener: RoomListener {
+        RoomListener { [weak self] name, fields, text in
+            guard let self else { return }
+            var fields = fields
+            let event = history.withLockedValue { history -> WebHistory.Event in
+                if name == "file-received", case .string(let path)? = fields["path"] {
+                    let number = history.receive(at: path)
+                    fields["download"] = .int(number)
+                    fields["href"] = .string("/files/\(number)?k=\(token.downloadKey(number))")
+                    let event = WebHistory.Event(name: name, fields: fields, text: text)
+                    history.keep(received: event, number: number)
+                    return event
+                }
+                let event = WebHistory.Event(name: name, fields: fields, text: text)
+                if name == "message" || name == "said" { history.said(event) }
+                if WebHistory.entranceEvents.contains(name) { history.entered(event) }
+                return event
+            }
+            broadcast(event.name, event.fields, text: event.text)
+        }
+    }
+
+    private func broadcast(_ name: String, _ fields: [String: JSONField], text: String) {
+        for page in pages.withLockedValue({ Array($0.values) }) { page.send(name, fields, text: text, request: nil) }
+    }
+
+    /// Where received file `number` is, for its download link.
+    func downloadPath(_ number: Int) -> String? { history.withLockedValue { $0.paths[number] } }
+
+    // MARK: Progress
+
+    /// Four times a second, each transfer's bytes, speed and time left (or what it waits for) to the pages only; a
+    /// transfer that left the list is said once (`transfer-ended`).
+    private func reportProgress() async {
+        var shown = Set<Int>()
+        while (try? await Task.sleep(for: .milliseconds(250))) != nil {
+            let now = ContinuousClock.now
+            let rows = room.transfers.withLockedValue { table in
+                table.entries.values.map { ($0, table.sample([$0.number], at: now)) }
+            }
+            for (entry, sample) in rows {
+                var fields = RoomOutput.fields(entry.peer)
+                fields["number"] = .int(entry.number)
+                fields["direction"] = .string(entry.direction == .sending ? "sending" : "receiving")
+                fields["file"] = .string(entry.name)
+                fields["bytes"] = .number(entry.total)
+                fields["done"] = .number(sample.completed)
+                if let rate = sample.bytesPerSecond {
+                    fields["bytes_per_second"] = .number(Int64(rate))
+                    if rate > 0 { fields["seconds_left"] = .number(Int64((Double(max(0, entry.total - sample.completed)) / rate).rounded(.up))) }
+                }
+                if let waiting = sample.waiting { fields["waiting"] = .string(waiting) }
+                if entry.interrupted { fields["interrupted"] = .bool(true) }
+                broadcast("progress", fields, text: "")
+            }
+            let current = Set(rows.map(\.0.number))
+            for number in shown.subtracting(current).sorted() { broadcast("transfer-ended", ["number": .int(number)], text: "") }
+            shown = current
+        }
+    }
+
+    // MARK: Requests
+
+    /// Answers one WebSocket message from `page`.
+    func handle(_ message: Data, from page: ControlConnection) async {
+        guard let object = try? JSONSerialization.jsonObject(with: message) as? [String: Any], let kind = object["request"] as? String else {
+            page.send("error", ["message": "not a JSON object with \"request\"", "code": "badRequest"], text: "error: not a request", request: nil)
+            return
+        }
+        let id = object["id"] as? String ?? ""
+        switch kind {
+        case "peers", "browse":
+            switch ControlRequest.decode(message) {
+            case .success(let request): await room.answer(request, on: page)
+            case .failure(let rejection): page.send("error", ["message": .string(rejection.message), "code": "badRequest"], text: "error: \(rejection.message)", request: id)
+            }
+        default:
+            await page.answering(id) { try await perform(kind, object, id: id, for: page) }
+        }
+    }
+
+    private func perform(_ kind: String, _ object: [String: Any], id: String, for page: ControlConnection) async throws {
+        let privately = room.output.only(page.listener(for: id))
+        switch kind {
+        case "host":
+            try await host(try Self.text("room", in: object))
+        case "join":
+            try await join(try Self.text("room", in: object))
+        case "say":
+            let text = try Self.text("text", in: object)
+            room.output.event("said", ["text": .string(text), "from": "web"], human: "you (in the page): \(message: text)")
+            let count = try await room.say(text, timeout: .seconds(10))
+            room.output.event("delivered", ["room": .string(room.identity?.name ?? ""), "to": .int(count)], human: "delivered to \(count) member(s)")
+        case "upload":
+            try await upload(object, id: id, for: page)
+        case "answer":
+            guard let number = object["number"] as? Int, let accept = object["accept"] as? Bool else {
+                throw CLIError("answer needs \"number\" and \"accept\" (true or false).", exitCode: 2)
+            }
+            if accept, object["always"] as? Bool == true,
+               let peer = room.requests.withLockedValue({ $0.pending.first { $0.number == number }?.request.peer }) {
+                room.trustedSenders.withLockedValue { _ = $0.insert(peer.id) }
+            }
+            _ = room.handleAdmission("/\(accept ? "accept" : "decline") \(number)")
+        case "cancel":
+            guard let number = object["number"] as? Int else { throw CLIError("cancel needs \"number\".", exitCode: 2) }
+            room.cancelTransfers(String(number))
+        case "transfers":
+            room.listTransfers(to: privately)
+        case "leave":
+            leaving.yield()
+        default:
+            throw CLIError("unknown request \"\(kind)\" (known: browse, host, join, peers, say, upload, answer, cancel, transfers, leave)", exitCode: 2)
+        }
+    }
+
+    /// Announces an upload, waits for its files, then sends them as one batch; the request ends when every member
+    /// has them (or with what failed).
+    private func upload(_ object: [String: Any], id: String, for page: ControlConnection) async throws {
+        guard let list = object["files"] as? [[String: Any]] else { throw CLIError("upload needs \"files\": [{\"name\": …, \"size\": …}].", exitCode: 2) }
+        let files = try list.map { entry -> OfferedFile in
+            guard let name = entry["name"] as? String, let size = entry["size"] as? Int else {
+                throw CLIError("each file needs \"name\" (text) and \"size\" (bytes).", exitCode: 2)
+            }
+            return OfferedFile(name: name, size: Int64(size))
+        }
+        let member = object["to"] as? String
+        let recipients = member.map { key in room.session.connectedPeers.filter { $0.id == key } } ?? room.session.connectedPeers
+        guard !recipients.isEmpty else {
+            throw CLIError(member == nil ? "Nobody else is in the room; nothing was sent." : "That member is no longer in the room.", exitCode: 4)
+        }
+        let upload = try uploads.begin(files, to: member, request: id, owner: ObjectIdentifier(page))
+        let (arrived, arrival) = AsyncStream.makeStream(of: WebUploads.Upload.self)
+        waiting.withLockedValue { $0[upload] = arrival }
+        defer { _ = waiting.withLockedValue { $0.removeValue(forKey: upload) } }
+        page.send("upload", ["upload": .string(upload), "files": .int(files.count)], text: "", request: id)
+        // The page PUTs each file; the last one's arrival (or the page going away) ends the wait.
+        var complete: WebUploads.Upload?
+        for await done in arrived {
+            complete = done
+            break
+        }
+        guard let complete else { throw CLIError("The page went away before it had sent every file; nothing was sent.") }
+        defer { try? FileManager.default.removeItem(at: complete.folder) }
+        try await room.send(try WebUploads.batch(of: complete), to: recipients)
+    }
+
+    /// Uploads whose request waits for their last file.
+    private let waiting = NIOLockedValueBox<[String: AsyncStream<WebUploads.Upload>.Continuation]>([:])
+
+    /// File `index` of upload `id` arrived in full (the HTTP side calls this).
+    func uploaded(_ id: String, index: Int) {
+        guard let complete = uploads.arrived(id, index: index) else { return }
+        waiting.withLockedValue { $0[id] }?.yield(complete)
+    }
+
+    private static func text(_ key: String, in object: [String: Any]) throws -> String {
+        guard let value = object[key] as? String, !value.isEmpty else { throw CLIError("this request needs \"\(key)\".", exitCode: 2) }
+        return value
+    }
+}
