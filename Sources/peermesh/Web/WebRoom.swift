@@ -92,11 +92,13 @@ final class WebRoom: Sendable {
         }
     }
 
-    /// Joins `name` when a room of that name is found nearby within `timeout`, else hosts it (`peermesh web ROOM`).
+    /// Joins `name` when a room of that name is found nearby within `timeout`, else hosts it (`peermesh web ROOM`):
+    /// also when discovery does not work here, which hosting says itself. A room found that would not let us in (5),
+    /// or several of that name (6), is said instead.
     func joinOrHost(_ name: String, timeout: Double) async throws {
         do {
             try await join(name, timeout: timeout)
-        } catch let error as CLIError where error.exitCode == 4 {
+        } catch let error as CLIError where ![5, 6].contains(error.exitCode) {
             try await host(name)
         }
     }

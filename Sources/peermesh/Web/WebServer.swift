@@ -89,7 +89,8 @@ final class WebServer: Sendable {
     /// The headers every answer carries (rule R8): a policy that runs only our own script and style, talks only to us,
     /// and cannot be framed; no sniffing, no referrer, no caching, nothing shared with other origins.
     static func headers(port: Int) -> HTTPHeaders {
-        let sockets = ["127.0.0.1", "localhost", "[::1]"].map { "ws://\($0):\(port)" }.joined(separator: " ")
+        // CSP has no IPv6 literals; a page on [::1] reaches its own WebSocket through 'self'.
+        let sockets = ["127.0.0.1", "localhost"].map { "ws://\($0):\(port)" }.joined(separator: " ")
         return [
             "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' \(sockets); base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
             "x-content-type-options": "nosniff",
