@@ -1,4 +1,4 @@
-import CryptoKit
+import Crypto
 import Foundation
 import PeerMeshTestSupport
 import Testing
@@ -171,8 +171,11 @@ struct WebRoomBrowserTests {
             #expect(try await alice.sees("cancel", in: "#activity", within: 5))
             await alice.screenshot("09-alice-cancelled")
 
-            // bob leaves in the middle of the next file: alice's page says so at once, not after a timeout.
-            try await alice.browser.chooseFiles("#file-input", [big.path])
+            // bob leaves in the middle of the next file: alice's page says so at once, not after a timeout. (Another
+            // file: bob's answer to big.bin would hold for it offered again.)
+            let other = dir.appendingPathComponent("other.bin")
+            try Data(repeating: 9, count: 8 << 20).write(to: other)
+            try await alice.browser.chooseFiles("#file-input", [other.path])
             #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden", within: 15))
             try await bob.browser.click("#offer-accept")
             #expect(try await alice.browser.waitUntil("return !!document.querySelector('#transfers li[data-number] progress')", within: 15))
