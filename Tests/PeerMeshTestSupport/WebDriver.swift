@@ -147,6 +147,27 @@ public final class WebDriver: Sendable {
         try await element(css, for: "element \"\(css)\"")
     }
 
+    /// Runs a Chrome DevTools command (chromedriver's `goog/cdp/execute`), e.g. `Emulation.setEmulatedMedia`.
+    @discardableResult
+    public func devTools(_ command: String, _ parameters: [String: Any] = [:]) async throws -> Any? {
+        try await call("devtools \(command)", "POST", "/goog/cdp/execute", ["cmd": command, "params": parameters])
+    }
+
+    /// Opens a new tab and switches to it; returns the handle of the tab that was current.
+    public func newTab() async throws -> String {
+        let current = try await call("window handle", "GET", "/window") as? String ?? ""
+        let opened = try await call("new tab", "POST", "/window/new", ["type": "tab"]) as? [String: Any]
+        guard let handle = opened?["handle"] as? String else { throw Failure(command: "new tab", error: "bad response", message: "\(String(describing: opened))") }
+        try await call("switch to tab", "POST", "/window", ["handle": handle])
+        return current
+    }
+
+    /// Closes the current tab and switches to `handle`.
+    public func closeTab(switchingTo handle: String) async throws {
+        try await call("close tab", "DELETE", "/window")
+        try await call("switch to tab", "POST", "/window", ["handle": handle])
+    }
+
     /// Every element matching `css`, in document order.
     public func elements(_ css: String) async throws -> [String] {
         let found = try await call("elements \"\(css)\"", "POST", "/elements", ["using": "css selector", "value": css])

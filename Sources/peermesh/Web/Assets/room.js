@@ -838,6 +838,8 @@ const handlers = new Map(Object.entries({
     state.replaying = false;
     state.ready = true;
     document.body.dataset.ready = "1";
+    // When this page load first showed the room (tests read it: ready ≤ 300 ms after navigation).
+    if (performance.getEntriesByName("peermesh-ready").length === 0) performance.mark("peermesh-ready");
     setConnection("Connected");
     updateNobody();
     showNextOffer();
