@@ -148,15 +148,36 @@ struct WebGateTests {
     }
 
     @Test func theOwnerOfALoopbackSocketIsReadFromTheKernelsTable() {
+        typealias End = LoopbackSocketOwner.End
         let table = """
               sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
                0: 0100007F:A86D 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 1 1 0000000000000000 100 0 0 10 0
                1: 0100007F:A86D 0100007F:D431 01 00000000:00000000 00:00000000 00000000  1000        0 2 1 0000000000000000 20 4 30 10 -1
-               2: 0100007F:D431 0100007F:A86D 01 00000000:00000000 00:00000000 00000000 65534        0 3 1 0000000000000000 20 4 30 10 -1
+               2: 0200007F:D431 0100007F:A86D 01 00000000:00000000 00:00000000 00000000    33        0 4 1 0000000000000000 20 4 30 10 -1
+               3: 0100007F:D432 0100007F:A86D 06 00000000:00000000 00:00000000 00000000    33        0 5 1 0000000000000000 20 4 30 10 -1
+               4: 0100007F:D431 0100007F:A86D 01 00000000:00000000 00:00000000 00000000 65534        0 3 1 0000000000000000 20 4 30 10 -1
             """
-        // The client's socket (local 54321, remote 43117), not our own accepted end of it.
-        #expect(LoopbackSocketOwner.uid(in: table, clientPort: 0xD431, serverPort: 0xA86D) == 65534)
-        #expect(LoopbackSocketOwner.uid(in: table, clientPort: 1, serverPort: 0xA86D) == nil)
+        let server = End(address: [127, 0, 0, 1], port: 0xA86D)
+        // The client's socket (127.0.0.1:54321 → 43117), not our accepted end of it, nor another user's connection
+        // with the same ports from 127.0.0.2, nor a socket in TIME_WAIT.
+        #expect(LoopbackSocketOwner.uid(in: table, client: End(address: [127, 0, 0, 1], port: 0xD431), server: server) == 65534)
+        #expect(LoopbackSocketOwner.uid(in: table, client: End(address: [127, 0, 0, 1], port: 0xD432), server: server) == nil)
+        #expect(LoopbackSocketOwner.uid(in: table, client: End(address: [127, 0, 0, 3], port: 0xD431), server: server) == nil)
+        let six = """
+              sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+               0: 00000000000000000000000001000000:D431 00000000000000000000000001000000:A86D 01 00000000:00000000 00:00000000 00000000  1000        0 9 1
+            """
+        let loopback6: [UInt8] = Array(repeating: 0, count: 15) + [1]
+        #expect(LoopbackSocketOwner.uid(in: six, client: End(address: loopback6, port: 0xD431), server: End(address: loopback6, port: 0xA86D)) == 1000)
+    }
+
+    @Test func withoutIPv6OnlyTheIPv4AddressIsOurs() {
+        var gate = Self.gate
+        gate.alsoIPv6 = false
+        #expect(gate.decide(Self.head(.GET, "/", [("Host", Self.host)]), clientUID: Self.me) == .asset("/"))
+        for host in ["localhost:\(Self.port)", "[::1]:\(Self.port)"] {
+            #expect(gate.decide(Self.head(.GET, "/", [("Host", host)]), clientUID: Self.me) == .refused(.host))
+        }
     }
 
     @Test func downloadsKeepTheirNameWithoutBreakingTheHeader() {

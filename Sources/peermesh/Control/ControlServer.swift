@@ -104,13 +104,21 @@ final class ControlConnection: Sendable {
     /// Lines a client may leave unread before it is cut off (a `follow` of a busy room, a script that went to sleep).
     static let backlog = 10_000
 
-    init() {
+    /// What cuts the client off when its backlog is full (a writer blocked on a client that reads nothing would
+    /// never see the queue end).
+    private let overflowed: @Sendable () -> Void
+
+    init(onOverflow: @escaping @Sendable () -> Void = {}) {
         (lines, sink) = AsyncStream.makeStream(of: Data.self, bufferingPolicy: .bufferingOldest(Self.backlog))
+        overflowed = onOverflow
     }
 
     /// Sends one event line.
     func send(_ name: String, _ fields: [String: JSONField], text: String, request: String?) {
-        if case .dropped = sink.yield(ControlEvent.line(name, fields, text: text, request: request)) { sink.finish() }
+        if case .dropped = sink.yield(ControlEvent.line(name, fields, text: text, request: request)) {
+            sink.finish()
+            overflowed()
+        }
     }
 
     /// A listener that sends every event it hears to this client, marked as answering `request`.

@@ -29,7 +29,7 @@ enum WebAssets {
     static func asset(at path: String) -> Asset? { all.first { $0.path == path } }
 
     /// All files together, in bytes (at most 65536).
-    static let totalByteCount = 58259
+    static let totalByteCount = 58419
 
     /// `index.html`, served at `/` (6086 bytes).
     static let index = Asset(path: "/", file: "index.html", contentType: "text/html; charset=utf-8", byteCount: 6086, body: #"""
@@ -175,8 +175,8 @@ enum WebAssets {
 
 """#)
 
-    /// `room.js`, served at `/room.js` (45524 bytes).
-    static let script = Asset(path: "/room.js", file: "room.js", contentType: "text/javascript; charset=utf-8", byteCount: 45524, body: ##"""
+    /// `room.js`, served at `/room.js` (45684 bytes).
+    static let script = Asset(path: "/room.js", file: "room.js", contentType: "text/javascript; charset=utf-8", byteCount: 45684, body: ##"""
 // The page of `peermesh web` (docs/web-room.md): one ES module, no framework, no build step.
 // It shows the room's events (the objects `--json` prints) and asks the room for things over one WebSocket.
 // Everything a peer wrote (names, chat, file names, messages) is data: it reaches the page through
@@ -223,7 +223,8 @@ const $ = (id) => document.getElementById(id);
 
 // Characters that hide or reorder text (controls, bidirectional overrides, line separators): shown as escapes, as
 // the terminal shows them (TerminalText), so "gnp.exe" with U+202E cannot pass for "exe.png".
-const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+// Zero-width and invisible formatting characters too (U+200B–U+200D, U+2060–U+2064, U+FEFF, U+180E, tags).
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|\udb40[\udc00-\udc7f]/g;
 
 /** `value` as visible text; with `lines`, newlines stay (chat). */
 function visible(value, lines = false) {

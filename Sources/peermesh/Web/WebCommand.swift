@@ -38,16 +38,21 @@ struct WebCommand: AsyncParsableCommand {
             var receiving = self.receiving
             receiving.files = receiving.files ?? .ask
             let mesh = try makeSession(session, maxPeers: member.maxPeers, receiving: receiving, json: options.json)
+            // No slash commands in a page, and no list of sends to go again after a restart: a page's upload waits in
+            // a folder that lives only as long as its send.
             let room = try Room(session: mesh, serviceType: options.serviceType, accept: accept, files: receiving.files ?? .ask,
-                                offerAnswerWindow: 60, output: RoomOutput(json: options.json))
+                                readsCommands: false, offerAnswerWindow: 60, output: RoomOutput(json: options.json))
             let token = WebToken()
             let web = WebRoom(room: room, token: token, lock: lock,
                               uploads: WebUploads(root: UserDirectories.current.cache.appendingPathComponent("peermesh/uploads/\(lock.place.socket.deletingPathExtension().lastPathComponent)")))
             let server = try await WebServer(web: web)
             let launch = WebLaunch(port: server.port, token: token, place: lock.place)
             defer { launch.remove() }
-            room.output.event("web", ["url": .string(launch.url), "port": .int(server.port)].merging(RoomOutput.fields(mesh.myPeerID)) { $1 },
-                              human: "the room's page: \(launch.url) — Ctrl-C closes it")
+            // The address with its secret goes to the user's own terminal, or to whoever asked for it with --no-open;
+            // printed into a log (stdout not a terminal) while a browser opens it, it would only be a leak.
+            let shown = isatty(STDOUT_FILENO) == 1 || noOpen ? launch.url : "http://127.0.0.1:\(server.port)/"
+            room.output.event("web", ["url": .string(shown), "port": .int(server.port)].merging(RoomOutput.fields(mesh.myPeerID)) { $1 },
+                              human: "the room's page: \(shown) — Ctrl-C closes it")
             if !noOpen, let problem = launch.open() {
                 room.output.error("Could not open a browser (\(problem)); open the address above yourself.")
             }

@@ -33,9 +33,11 @@ struct WebGate: Sendable {
     let token: WebToken
     /// The uid that runs `peermesh web`.
     let ownerUID: UInt32
+    /// Whether we listen on [::1] too (then `localhost`, which may resolve there, and `[::1]` are ours).
+    var alsoIPv6 = true
 
     /// The Host values we answer to (lower case).
-    var hosts: Set<String> { ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"] }
+    var hosts: Set<String> { alsoIPv6 ? ["127.0.0.1:\(port)", "localhost:\(port)", "[::1]:\(port)"] : ["127.0.0.1:\(port)"] }
     /// The origins our own page has (lower case).
     var origins: Set<String> { Set(hosts.map { "http://\($0)" }) }
     /// The page's assets.
@@ -93,7 +95,7 @@ struct WebGate: Sendable {
 
     private func download(_ rest: String, query: Substring?) -> Verdict {
         guard let number = Int(rest), number > 0, String(number) == rest, let query, query.hasPrefix("k="),
-              token.downloadKey(number) == query.dropFirst(2) else { return .refused(.token) }
+              token.isDownloadKey(query.dropFirst(2), of: number) else { return .refused(.token) }
         return .download(number: number)
     }
 

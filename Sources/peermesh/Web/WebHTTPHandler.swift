@@ -38,9 +38,11 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idle?.cancel()
-        if case .uploading(let descriptor, _, _, let file, _, _) = state {
+        // A connection that closed in the middle of a file (the page cancelled it, or went away).
+        if case .uploading(let descriptor, let id, _, let file, _, _) = state {
             close(descriptor)
             unlink(file.path)
+            web.uploadFailed(id)
         }
         state = .waiting
     }
@@ -109,7 +111,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard case .uploading(let descriptor, let id, let index, let file, let expected, let written) = state else { return }
         let count = Int64(chunk.readableBytes)
         guard written + count <= expected else {
-            fail(descriptor, file, .payloadTooLarge, "More bytes than the file's announced size.")
+            fail(descriptor, id, file, .payloadTooLarge, "More bytes than the file's announced size.")
             return
         }
         let ok = chunk.withUnsafeReadableBytes { bytes -> Bool in
@@ -123,16 +125,17 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         guard ok else {
             let full = errno == ENOSPC || errno == EDQUOT
-            fail(descriptor, file, .insufficientStorage, full ? "The disk is full: free some space, then send again."
+            fail(descriptor, id, file, .insufficientStorage, full ? "The disk is full: free some space, then send again."
                                                                : "Cannot write \(file.lastPathComponent): \(String(cString: strerror(errno))).")
             return
         }
         state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: written + count)
     }
 
-    private func fail(_ descriptor: Int32, _ file: URL, _ status: HTTPResponseStatus, _ message: String) {
+    private func fail(_ descriptor: Int32, _ id: String, _ file: URL, _ status: HTTPResponseStatus, _ message: String) {
         close(descriptor)
         unlink(file.path)
+        web.uploadFailed(id)
         state = .failedUpload(status, message)
     }
 
@@ -143,6 +146,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             state = .waiting
             guard written == expected else {
                 unlink(file.path)
+                web.uploadFailed(id)
                 return answer(.badRequest, "The file ended after \(written) of its \(expected) bytes; send it again.", context: context)
             }
             web.uploaded(id, index: index)
@@ -166,8 +170,8 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func serve(_ number: Int, context: ChannelHandlerContext) {
         state = .ignoring(.ok, "")
-        guard let path = web.downloadPath(number), let handle = try? NIOFileHandle(_deprecatedPath: path),
-              let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int else {
+        guard let path = web.downloadPath(number), let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int,
+              let handle = try? NIOFileHandle(_deprecatedPath: path) else {
             return respond(.notFound, WebServer.headers(port: gate.port), body: nil, context: context)
         }
         var headers = WebServer.headers(port: gate.port)

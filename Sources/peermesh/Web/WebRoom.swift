@@ -134,8 +134,11 @@ final class WebRoom: Sendable {
         hello["hosting"] = .bool(identity?.hostID == me.id)
         hello["downloads"] = .string(room.session.configuration.receivingDirectory.path)
         page.send("hello", hello, text: "peermesh web as \(me.displayName)", request: nil)
-        let (entrance, chat, received) = history.withLockedValue { ($0.entrance, $0.chat, $0.received) }
-        pages.withLockedValue { $0[ObjectIdentifier(page)] = page }
+        // Listed under the history's lock: an event is either in the copy or sent to the page, never neither.
+        let (entrance, chat, received) = history.withLockedValue { history in
+            pages.withLockedValue { $0[ObjectIdentifier(page)] = page }
+            return (history.entrance, history.chat, history.received)
+        }
         for event in entrance + chat + received { page.send(event.name, event.fields, text: event.text, request: nil) }
         let privately = room.output.only(page.listener(for: nil))
         room.replayQuestions(to: privately)
@@ -252,9 +255,12 @@ final class WebRoom: Sendable {
             guard let number = object["number"] as? Int, let accept = object["accept"] as? Bool else {
                 throw CLIError("answer needs \"number\" and \"accept\" (true or false).", exitCode: 2)
             }
-            if accept, object["always"] as? Bool == true,
-               let peer = room.requests.withLockedValue({ $0.pending.first { $0.number == number }?.request.peer }) {
-                room.trustedSenders.withLockedValue { _ = $0.insert(peer.id) }
+            // "Always" is about files: it never lets anyone into the room.
+            if accept, object["always"] as? Bool == true, let request = room.requests.withLockedValue({ $0.pending.first { $0.number == number }?.request }) {
+                switch request.kind {
+                case .file, .fileSet: room.trustedSenders.withLockedValue { _ = $0.insert(request.peer.id) }
+                case .invitation, .member: break
+                }
             }
             _ = room.handleAdmission("/\(accept ? "accept" : "decline") \(number)")
         case "cancel":
@@ -295,13 +301,18 @@ final class WebRoom: Sendable {
             complete = done
             break
         }
-        guard let complete else { throw CLIError("The page went away before it had sent every file; nothing was sent.") }
+        guard let complete else { throw CLIError("Not every file reached the room (the page stopped sending, or went away); nothing was sent.") }
         defer { try? FileManager.default.removeItem(at: complete.folder) }
         try await room.send(try WebUploads.batch(of: complete), to: recipients)
     }
 
     /// Uploads whose request waits for their last file.
     private let waiting = NIOLockedValueBox<[String: AsyncStream<WebUploads.Upload>.Continuation]>([:])
+
+    /// A file of upload `id` did not arrive whole: the upload ends, and its request fails.
+    func uploadFailed(_ id: String) {
+        if uploads.drop(id) { waiting.withLockedValue { $0[id] }?.finish() }
+    }
 
     /// File `index` of upload `id` arrived in full (the HTTP side calls this).
     func uploaded(_ id: String, index: Int) {

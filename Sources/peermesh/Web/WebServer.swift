@@ -34,7 +34,9 @@ final class WebServer: Sendable {
             .childChannelInitializer { channel in
                 guard let gate = gate.withLockedValue({ $0 }) else { return channel.close() }
                 // Looked up once, as the connection arrives: the client's socket is listed from its connect on.
-                let uid = channel.remoteAddress?.port.flatMap { LoopbackSocketOwner.uid(clientPort: $0, serverPort: gate.port) }
+                let uid = LoopbackSocketOwner.End(channel.remoteAddress).flatMap { client in
+                    LoopbackSocketOwner.End(channel.localAddress).flatMap { LoopbackSocketOwner.uid(client: client, server: $0) }
+                }
                 let http = WebHTTPHandler(gate: gate, web: web, clientUID: uid)
                 let upgrader = NIOWebSocketServerUpgrader(
                     maxFrameSize: Self.maximumFrame,
@@ -63,10 +65,13 @@ final class WebServer: Sendable {
         let v4 = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
         guard let port = v4.localAddress?.port else { throw CLIError("The web server has no port.") }
         var channels: [any Channel] = [v4]
-        if let v6 = try? await bootstrap.bind(host: "::1", port: port).get() { channels.append(v6) }
+        // [::1] and `localhost` are ours only when we hold that port there too; else another user could serve a page
+        // from an origin we would trust.
+        let v6 = try? await bootstrap.bind(host: "::1", port: port).get()
+        if let v6 { channels.append(v6) }
         self.port = port
         self.channels = channels
-        gate.withLockedValue { $0 = WebGate(port: port, token: web.token, ownerUID: getuid()) }
+        gate.withLockedValue { $0 = WebGate(port: port, token: web.token, ownerUID: getuid(), alsoIPv6: v6 != nil) }
     }
 
     /// Closes the port and every page's connection, at once.

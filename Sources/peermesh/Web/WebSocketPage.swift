@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 
@@ -9,12 +10,18 @@ final class WebSocketPage: ChannelInboundHandler {
     typealias OutboundOut = WebSocketFrame
 
     private let web: WebRoom
-    private let page = ControlConnection()
+    private let page: ControlConnection
+    private let channel = NIOLockedValueBox<(any Channel)?>(nil)
 
-    init(web: WebRoom) { self.web = web }
+    init(web: WebRoom) {
+        self.web = web
+        let channel = self.channel
+        page = ControlConnection(onOverflow: { channel.withLockedValue { $0 }?.close(promise: nil) })
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let channel = context.channel, page = self.page, web = self.web
+        self.channel.withLockedValue { $0 = channel }
         // Written in order, each after the last one left: the socket's own pace is the queue's.
         Task {
             for await line in page.lines {
@@ -26,6 +33,11 @@ final class WebSocketPage: ChannelInboundHandler {
             try? await channel.close()
         }
         Task { await web.attach(page) }
+    }
+
+    /// A frame too large or too fragmented, or a broken connection: the page reconnects.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -21,9 +21,14 @@ struct WebToken: Sendable {
     }
 
     /// Whether `candidate` is the token, in time that does not depend on where they differ.
-    func matches(_ candidate: Substring) -> Bool {
+    func matches(_ candidate: Substring) -> Bool { Self.same(candidate, text) }
+
+    /// Whether `candidate` is the download key of file `number`, compared as the token is.
+    func isDownloadKey(_ candidate: Substring, of number: Int) -> Bool { Self.same(candidate, downloadKey(number)) }
+
+    private static func same(_ candidate: Substring, _ ours: String) -> Bool {
         // Both sides hashed first: equal lengths for the constant-time comparison, whatever was sent.
-        let sent = SHA256.hash(data: Data(candidate.utf8)), ours = SHA256.hash(data: Data(text.utf8))
+        let sent = SHA256.hash(data: Data(candidate.utf8)), ours = SHA256.hash(data: Data(ours.utf8))
         return sent.withUnsafeBytes { a in ours.withUnsafeBytes { b in zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0 } }
     }
 

@@ -16,6 +16,8 @@ final class WebUploads: Sendable {
         let folder: URL
         /// Indexes PUT in full.
         var arrived: Set<Int> = []
+        /// Indexes being PUT now (one connection each).
+        var arriving: Set<Int> = []
         /// The page that announced it: when it goes, an unfinished upload goes too.
         let owner: ObjectIdentifier
     }
@@ -47,6 +49,14 @@ final class WebUploads: Sendable {
             }
             guard file.size >= 0, seen.insert(file.name).inserted else { throw CLIError("\"\(file.name)\" is listed twice or with a negative size.", exitCode: 2) }
         }
+        // "a" and "a/b" cannot both be: one would have to be a file and a folder.
+        for name in seen {
+            var folder = name
+            while let slash = folder.lastIndex(of: "/") {
+                folder = String(folder[..<slash])
+                if seen.contains(folder) { throw CLIError("\"\(folder)\" is both a file and a folder of \"\(name)\".", exitCode: 2) }
+            }
+        }
         let id = UUID().uuidString.lowercased()
         let folder = root.appendingPathComponent(id)
         do {
@@ -63,9 +73,10 @@ final class WebUploads: Sendable {
     func target(_ id: String, index: Int) -> Result<(URL, Int64), Refusal> {
         uploads.withLockedValue { uploads in
             guard let upload = uploads[id] else { return .failure(Refusal(status: 404, message: "No such upload (it was sent, or its page went away).")) }
-            guard upload.files.indices.contains(index), !upload.arrived.contains(index) else {
+            guard upload.files.indices.contains(index), !upload.arrived.contains(index), !upload.arriving.contains(index) else {
                 return .failure(Refusal(status: 409, message: "File \(index) of this upload is not expected."))
             }
+            uploads[id]?.arriving.insert(index)
             let file = upload.files[index]
             let url = upload.folder.appendingPathComponent(file.name)
             do {
@@ -81,11 +92,20 @@ final class WebUploads: Sendable {
     /// listed: the caller sends it).
     func arrived(_ id: String, index: Int) -> Upload? {
         uploads.withLockedValue { uploads in
+            uploads[id]?.arriving.remove(index)
             uploads[id]?.arrived.insert(index)
             guard let upload = uploads[id], upload.arrived.count == upload.files.count else { return nil }
             uploads[id] = nil
             return upload
         }
+    }
+
+    /// A file of upload `id` did not arrive whole (the page cancelled it, its connection broke, the disk was full):
+    /// the upload is dropped with its files; true when it was still there.
+    func drop(_ id: String) -> Bool {
+        guard let upload = uploads.withLockedValue({ $0.removeValue(forKey: id) }) else { return false }
+        try? FileManager.default.removeItem(at: upload.folder)
+        return true
     }
 
     /// The page `owner` went away: its unfinished uploads are dropped with their files; returns their ids.

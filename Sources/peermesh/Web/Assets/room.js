@@ -44,7 +44,8 @@ const $ = (id) => document.getElementById(id);
 
 // Characters that hide or reorder text (controls, bidirectional overrides, line separators): shown as escapes, as
 // the terminal shows them (TerminalText), so "gnp.exe" with U+202E cannot pass for "exe.png".
-const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+// Zero-width and invisible formatting characters too (U+200B–U+200D, U+2060–U+2064, U+FEFF, U+180E, tags).
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|\udb40[\udc00-\udc7f]/g;
 
 /** `value` as visible text; with `lines`, newlines stay (chat). */
 function visible(value, lines = false) {
