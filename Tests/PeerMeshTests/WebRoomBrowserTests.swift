@@ -184,7 +184,9 @@ struct WebRoomBrowserTests {
             #expect(try await alice.sees("bob left", in: "#activity", within: 5))
             #expect(try await alice.browser.waitUntil("return [...document.querySelectorAll('#transfers li[data-number]')].every(r => r.dataset.outcome)", within: 5),
                     "alice's transfer row never ended")
-            #expect(ContinuousClock.now - left < .seconds(5))
+            let told = ContinuousClock.now - left
+            print("alice's page told that bob left mid-file after \(told)")
+            #expect(told < .seconds(5))
             await alice.screenshot("10-alice-bob-left")
             #expect(await bob.process.wait(within: 10) == 0, "Leave ends peermesh web")
         } catch {
