@@ -128,8 +128,10 @@ extension BenchRun {
             pages.append(size * 8 / seconds)
             pageRSS.append(page.rssKiB)
             if let put = try? result.number("put_seconds") { puts.append(put) }
-            log("web: rep \(rep): send \(format(sends.last!, .gigabits)) (\(fixed(send.wallSeconds, 2)) s), page "
-                + "\(format(pages.last!, .gigabits)) (\(fixed(seconds, 2)) s, PUT \(puts.last.map { fixed($0, 2) } ?? "?") s)")
+            let mesh = (try? result.number("mesh_seconds")).map { fixed($0, 2) } ?? "?"
+            log("web: rep \(rep): send \(format(sends.last!, .gigabits)) (\(fixed(send.wallSeconds, 2)) s; a message alone "
+                + "\(joins.last.map { fixed($0, 2) } ?? "?") s), page \(format(pages.last!, .gigabits)) (\(fixed(seconds, 2)) s: "
+                + "PUT \(puts.last.map { fixed($0, 2) } ?? "?") s, then the room's send \(mesh) s)")
         }
         stopBackground(host)
         noteRSS("web", "peermesh host (B, receiver)", host)
@@ -171,7 +173,7 @@ extension BenchRun {
 /// The page's side of an upload, as `room.js` does it, without a browser: a WebSocket to /ws (token in
 /// Sec-WebSocket-Protocol), `upload`, then one PUT of the file streamed from disk by curl (`-T`), then the room's
 /// events until `done` (or `failed`) for the request. Prints one JSON line: `seconds` from the request to `done`,
-/// `put_seconds` the PUT's share.
+/// `put_seconds` the PUT's share, `mesh_seconds` from the PUT's end to `done` (the room sending the file).
 private let webUploadClient = #"""
 import base64, json, os, socket, struct, subprocess, sys, threading, time
 
@@ -244,7 +246,8 @@ def put_file(upload):
                            "-T", path, "-H", "Expect:", "-H", f"Authorization: Bearer {token}",
                            "-H", "Content-Type: application/octet-stream", "-H", f"Origin: {origin}",
                            f"{origin}/transfers/{upload}/0"], capture_output=True, text=True)
-    put["seconds"] = time.monotonic() - started
+    put["ended"] = time.monotonic()
+    put["seconds"] = put["ended"] - started
     put["ok"] = curl.returncode == 0 and curl.stdout.startswith("2")
     put["text"] = f"curl exit {curl.returncode}, HTTP {curl.stdout}: {curl.stderr.strip()}"
 
@@ -271,7 +274,8 @@ while True:
         putter.join()
         if not put.get("ok"):
             sys.exit("PUT failed: " + put.get("text", "?"))
-        print(json.dumps({"seconds": seconds, "put_seconds": put["seconds"], "bytes": size}), flush=True)
+        print(json.dumps({"seconds": seconds, "put_seconds": put["seconds"], "mesh_seconds": start + seconds - put["ended"],
+                          "bytes": size}), flush=True)
         print("events: " + ", ".join(events), file=sys.stderr)
         break
 send_frame(0x8, b"")
