@@ -129,9 +129,10 @@ extension BenchRun {
             pageRSS.append(page.rssKiB)
             if let put = try? result.number("put_seconds") { puts.append(put) }
             let mesh = (try? result.number("mesh_seconds")).map { fixed($0, 2) } ?? "?"
-            log("web: rep \(rep): send \(format(sends.last!, .gigabits)) (\(fixed(send.wallSeconds, 2)) s; a message alone "
-                + "\(joins.last.map { fixed($0, 2) } ?? "?") s), page \(format(pages.last!, .gigabits)) (\(fixed(seconds, 2)) s: "
-                + "PUT \(puts.last.map { fixed($0, 2) } ?? "?") s, then the room's send \(mesh) s)")
+            let cpu = { (child: Child) in child.cpuSeconds.map { fixed($0, 2) + " s" } ?? "?" }
+            log("web: rep \(rep): send \(format(sends.last!, .gigabits)) (\(fixed(send.wallSeconds, 2)) s, CPU \(cpu(send)); a message "
+                + "alone \(joins.last.map { fixed($0, 2) } ?? "?") s), page \(format(pages.last!, .gigabits)) (\(fixed(seconds, 2)) s: "
+                + "PUT \(puts.last.map { fixed($0, 2) } ?? "?") s, then the room's send \(mesh) s; CPU of peermesh web \(cpu(page)))")
         }
         stopBackground(host)
         noteRSS("web", "peermesh host (B, receiver)", host)
