@@ -5,7 +5,7 @@ let neededTools: [(command: String, package: String)] = [
     ("iperf3", "iperf3"), ("sockperf", "sockperf"), ("scp", "openssh-client"), ("ssh-keygen", "openssh-client"),
     ("/usr/sbin/sshd", "openssh-server"), ("avahi-publish", "avahi-utils"), ("avahi-browse", "avahi-utils"),
     ("avahi-daemon", "avahi-daemon"), ("dbus-daemon", "dbus"), ("openssl", "openssl"), ("python3", "python3"),
-    ("ip", "iproute2"), ("/usr/bin/time", "time"), ("nsenter", "util-linux"), ("unshare", "util-linux"), ("cmp", "diffutils"),
+    ("ip", "iproute2"), ("/usr/bin/time", "time"), ("nsenter", "util-linux"), ("unshare", "util-linux"), ("cmp", "diffutils"), ("curl", "curl"),
 ]
 
 /// True when `command` (a path, or a name searched in PATH) is an executable file.

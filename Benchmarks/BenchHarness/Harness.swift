@@ -113,6 +113,7 @@ extension BenchRun {
         case "file": try file()
         case "lul": try lul()
         case "relay": try relay()
+        case "web": try web()
         case "discovery": try discovery()
         case "invite": try invite()
         case "roster": try roster()

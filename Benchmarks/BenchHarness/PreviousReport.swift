@@ -4,7 +4,7 @@ import Foundation
 private let rowKinds: [(id: String, pattern: String)] = [
     ("throughput", "^reliable 1 MiB messages"), ("messages", "^reliable 64 B messages"), ("messages", "^CPU per 64 B message"), ("rtt", "^64 B request/response"),
     ("unreliable", "^unreliable 64 B"),
-    ("file", "file, hash verified"), ("lul", "^small message while"), ("relay", "^relayed A→B→C"),
+    ("file", "file, hash verified"), ("lul", "^small message while"), ("relay", "^relayed A→B→C"), ("web", "from the web page"),
     ("discovery", "^discovery:"), ("invite", "^invitation:"), ("roster", "^session of N"),
     ("install", "^installed size:"), ("install", "^start-up:"),
 ]

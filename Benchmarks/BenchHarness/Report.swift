@@ -87,7 +87,12 @@ private let reportNotes = [
         + "Discovery runs on two network namespaces joined by a veth pair, each with its own "
         + "dbus-daemon and avahi-daemon; the time is from starting the publisher to the resolved line on the "
         + "other host. Relay runs on a line of three namespaces A–B–C (no forwarding, A cannot reach C); "
-        + "its baseline is PeerMesh A→B over the same kind of veth link.",
+        + "its baseline is PeerMesh A→B over the same kind of veth link. "
+        + "Web runs the shipped `peermesh` on two namespaces A and B joined by a veth pair: `peermesh host` in B "
+        + "(`--files accept`), joined by address; in each repetition A sends the file with `peermesh send` (wall clock "
+        + "from start to exit, joining the room included), then `peermesh web` joins the room and a script does what "
+        + "the page does (WebSocket `upload`, one PUT of the file streamed from disk by curl, the room's events until "
+        + "`done`), timed from the request to `done`; the host's copy is compared with the source each time.",
     "- Roster: `peermesh-bench run roster --members N` is member 0 and spawns N − 1 `peermesh-bench serve` "
         + "processes, each listening on 127.0.0.1 with direct upgrade off (`--no-direct-links`), joined in a ring "
         + "(member i joins member i − 1, member 0 joins member N − 1, all at once after every process is ready), so "

@@ -45,6 +45,10 @@ func usageText(prog: String) -> String {
                                                       and vs ssh -c aes128-gcm 'cat > /dev/null'  >= 1x
       lul         64 B RTT while a 1 GiB file flows   vs same message, no file (PeerMesh)         added p99 <= 50 ms
       relay       A->B->C, 1 MiB messages (netns line) vs A->B direct (PeerMesh, same link type)   >= 0.6x, relay RSS <= 64 MiB
+      web         1 GiB file from peermesh web (WebSocket upload + PUT, as the page does it) vs the same file
+                  with peermesh send, each repetition both, A -> B over one veth (netns), room joined by
+                  address, hash and cmp verified; needs .build/release/peermesh (next to peermesh-bench)
+                                                                                   >= 0.9x, RSS <= CLI's + 16 MiB
       discovery   advertise start -> browser resolved vs avahi-publish -> avahi-browse -r (2 netns) <= 1.2x
       invite      invite -> both .connected           vs TCP connect + mutual TLS 1.3 handshake    <= 3x
                   (python3 ssl client -> openssl s_server, P-256 certificates, one echo to confirm)
