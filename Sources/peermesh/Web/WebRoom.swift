@@ -28,8 +28,8 @@ final class WebRoom: Sendable {
 
     // MARK: Running
 
-    /// Runs the room until a page leaves, SIGINT/SIGTERM, or (with `readsInput`) `/quit` or the end of standard input;
-    /// then leaves. `alsoRun` is started first (entering the room named on the command line).
+    /// Runs the room until a page leaves or SIGINT/SIGTERM arrives (the terminal shows events but reads nothing);
+    /// then leaves. `alsoRun` runs alongside (entering the room named on the command line).
     func run(alsoRun: @escaping @Sendable () async -> Void) async {
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
