@@ -131,14 +131,12 @@ extension Room {
 
     /// Says every waiting question again, as `question` events on `output` (a page that just connected).
     func replayQuestions(to output: RoomOutput) {
-        for entry in requests.withLockedValue({ $0.pending }) {
-            output.event("question", Self.fields(entry), human: "\(Self.describe(entry)) — accept? y/n (or /accept \(entry.number), /decline \(entry.number))")
-        }
+        for entry in requests.withLockedValue({ $0.pending }) { prompt(entry, on: output) }
     }
 
-    private func prompt(_ entry: AdmissionQueue.Pending) {
-        output.event("question", Self.fields(entry),
-                     human: "\(Self.describe(entry)) — accept? y/n (or /accept \(entry.number), /decline \(entry.number))")
+    private func prompt(_ entry: AdmissionQueue.Pending, on output: RoomOutput? = nil) {
+        (output ?? self.output).event("question", Self.fields(entry),
+                                      human: "\(Self.describe(entry)) — accept? y/n (or /accept \(entry.number), /decline \(entry.number))")
     }
 
     /// `#1 alice wants to join — key a1b2-…, verification code 123 456`, or `#2 alice offers "notes.txt" (1.2 KiB)`.

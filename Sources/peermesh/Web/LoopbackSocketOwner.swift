@@ -65,18 +65,11 @@ enum LoopbackSocketOwner {
         return nil
     }
 
-    /// The whole of a `/proc` file: they report a size of 0, so they are read until the end, not by their size.
+    /// The whole of a `/proc` file: read to its end (`String(contentsOfFile:)` stops after the first page of a file
+    /// that reports a size of 0, and a busy table is longer than that).
     private static func read(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        return String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
     }
 }

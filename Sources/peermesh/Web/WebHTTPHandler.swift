@@ -20,8 +20,8 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private enum State {
         case waiting
-        /// Reading a body nobody wants (a refused request): its end answers.
-        case ignoring(HTTPResponseStatus, String)
+        /// Answered already (an asset, a download, a refusal): a body that follows is dropped.
+        case ignoring
         /// Writing an upload's file as it arrives: its descriptor, where it is, how many bytes it must and does have.
         case uploading(descriptor: Int32, id: String, index: Int, file: URL, expected: Int64, written: Int64)
         /// An upload that failed part-way: the rest of its body is dropped and its end answers with why.
@@ -79,13 +79,13 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             ignore(.notFound, context)
         case .webSocket, .refused:
             // `.webSocket` here: the upgrade was not made (too many pages open).
-            state = .ignoring(.forbidden, "")
+            state = .ignoring
             respond(.forbidden, WebServer.headers(port: gate.port), body: nil, close: true, context: context)
         }
     }
 
     private func ignore(_ status: HTTPResponseStatus, _ context: ChannelHandlerContext) {
-        state = .ignoring(status, "")
+        state = .ignoring
         respond(status, WebServer.headers(port: gate.port), body: nil, context: context)
     }
 
@@ -169,7 +169,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     // MARK: Downloads
 
     private func serve(_ number: Int, context: ChannelHandlerContext) {
-        state = .ignoring(.ok, "")
+        state = .ignoring
         guard let path = web.downloadPath(number), let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int,
               let handle = try? NIOFileHandle(_deprecatedPath: path) else {
             return respond(.notFound, WebServer.headers(port: gate.port), body: nil, context: context)

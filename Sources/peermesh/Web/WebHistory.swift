@@ -37,19 +37,17 @@ struct WebHistory: Sendable {
         if chat.count > Self.chatLines { chat.removeFirst(chat.count - Self.chatLines) }
     }
 
-    /// Numbers a received file at `path`; `event` (its `file-received`, with the link added by the caller) is kept.
-    mutating func receive(at path: String) -> Int {
+    /// Numbers a received file at `path` and keeps its event, made by `event` from that number (its download link
+    /// names it); returns the event.
+    mutating func receive(at path: String, _ event: (Int) -> Event) -> Event {
         defer { nextNumber += 1 }
         paths[nextNumber] = path
-        return nextNumber
-    }
-
-    /// Keeps a received file's event for pages that connect later.
-    mutating func keep(received event: Event, number: Int) {
-        received.append(event)
+        let kept = event(nextNumber)
+        received.append(kept)
         if received.count > Self.receivedFiles {
             received.removeFirst()
-            paths.removeValue(forKey: number - Self.receivedFiles)
+            paths.removeValue(forKey: nextNumber - Self.receivedFiles)
         }
+        return kept
     }
 }

@@ -162,12 +162,11 @@ final class WebRoom: Sendable {
             var fields = fields
             let event = history.withLockedValue { history -> WebHistory.Event in
                 if name == "file-received", case .string(let path)? = fields["path"] {
-                    let number = history.receive(at: path)
-                    fields["download"] = .int(number)
-                    fields["href"] = .string("/files/\(number)?k=\(token.downloadKey(number))")
-                    let event = WebHistory.Event(name: name, fields: fields, text: text)
-                    history.keep(received: event, number: number)
-                    return event
+                    return history.receive(at: path) { number in
+                        fields["download"] = .int(number)
+                        fields["href"] = .string("/files/\(number)?k=\(token.downloadKey(number))")
+                        return WebHistory.Event(name: name, fields: fields, text: text)
+                    }
                 }
                 let event = WebHistory.Event(name: name, fields: fields, text: text)
                 if name == "message" || name == "said" { history.said(event) }
@@ -192,6 +191,11 @@ final class WebRoom: Sendable {
     private func reportProgress() async {
         var shown = Set<Int>()
         while (try? await Task.sleep(for: .milliseconds(250))) != nil {
+            // Nobody to tell: nothing to compute (`transfer-ended` is only for rows a page was shown).
+            guard pages.withLockedValue({ !$0.isEmpty }) else {
+                shown = []
+                continue
+            }
             let now = ContinuousClock.now
             let rows = room.transfers.withLockedValue { table in
                 table.entries.values.map { ($0, table.sample([$0.number], at: now)) }
