@@ -25,7 +25,7 @@ struct WebRoomAttackTests {
         try Self.evilPage(port: alice.port, token: token).write(to: site.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
         let evil = try Spawned(hosts.exec(a, ["python3", "-m", "http.server", "--bind", "127.0.0.2", "--directory", site.path, "8088"]))
         defer { evil.stop() }
-        do {
+        try await WebRoomBrowserTests.closing([alice], hosts) {
             try await alice.open()
             // Our own page may open the WebSocket: the attacker's script below would work if the gate let it.
             let own = try await alice.browser.executeAsync(Self.probe(port: alice.port, token: token) + "probe().then(arguments[0]);") as? String
@@ -42,19 +42,12 @@ struct WebRoomAttackTests {
             try await alice.browser.open("http://127.0.0.2:8088/")
             #expect(try await alice.browser.waitUntil("return document.title.startsWith('done')", within: 15))
             let outcome = try await alice.browser.execute("return document.title") as? String ?? ""
-            #expect(outcome == "done ws:refused fetch:refused put:refused", "the foreign page got: \(outcome)")
+            #expect(outcome == "done ws:refused", "the foreign page got: \(outcome)")
             await alice.screenshot("attack-foreign-origin")
-        } catch {
-            print(alice.process.output)
-            await alice.close()
-            await hosts.downAll()
-            throw error
         }
-        await alice.close()
-        await hosts.downAll()
     }
 
-    /// The script both pages run: the WebSocket with the token, a read of the page's script, an upload.
+    /// The script both pages run: the WebSocket with the token.
     static func probe(port: Int, token: String) -> String {
         """
         async function probe() {
@@ -72,17 +65,9 @@ struct WebRoomAttackTests {
         """
         <!DOCTYPE html><html><head><title>evil</title></head><body><script>
         \(probe(port: port, token: token))
-        (async () => {
-          const results = [await probe()];
-          try { const r = await fetch("http://127.0.0.1:\(port)/room.js"); results.push(r.ok ? "fetch:read" : "fetch:refused"); }
-          catch { results.push("fetch:refused"); }
-          try {
-            const r = await fetch("http://127.0.0.1:\(port)/transfers/x/0", {method: "PUT", body: "x",
-              headers: {"Authorization": "Bearer \(token)", "Content-Type": "application/octet-stream"}});
-            results.push(r.ok ? "put:accepted" : "put:refused");
-          } catch { results.push("put:refused"); }
-          document.title = "done " + results.join(" ");
-        })();
+        // Only the WebSocket: a fetch or PUT from another origin is stopped by the browser's own CORS checks
+        // whatever we answer (the gate's refusal of those heads is WebGateTests' table).
+        probe().then((result) => { document.title = "done " + result; });
         </script></body></html>
         """
     }
@@ -151,7 +136,7 @@ struct WebRoomAttackTests {
         let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
         defer { try? FileManager.default.removeItem(at: dir) }
         let alice = try await Person("alice", on: a, hosts: hosts, dir: dir, serviceType: type, extra: ["lobby", "--files", "accept"])
-        do {
+        try await WebRoomBrowserTests.closing([alice], hosts) {
             try await alice.open()
             #expect(try await alice.sees("lobby", in: "#room-name"))
             let census = "return [...document.querySelectorAll('*')].filter(e => ['SCRIPT','IMG','IFRAME','B','SVG','OBJECT','EMBED','STYLE','LINK','A'].includes(e.tagName.toUpperCase())).length"
@@ -177,13 +162,6 @@ struct WebRoomAttackTests {
             #expect(try await alice.browser.execute("return window.pwned === undefined") as? Bool == true)
             let violations = try await alice.browser.browserLog().filter { $0.contains("Content Security Policy") || $0.contains("Refused to") }
             #expect(violations.isEmpty, "\(violations)")
-        } catch {
-            print(alice.process.output)
-            await alice.close()
-            await hosts.downAll()
-            throw error
         }
-        await alice.close()
-        await hosts.downAll()
     }
 }

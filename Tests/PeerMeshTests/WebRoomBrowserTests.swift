@@ -93,110 +93,118 @@ struct WebRoomBrowserTests {
         let subnet = RoomCommandTests.subnet()
         try await hosts.link(a, b, subnet: subnet)
         let dir = try RoomCommandTests.scratch(), type = RoomCommandTests.type()
-        var people: [Person] = []
         defer { try? FileManager.default.removeItem(at: dir) }
-        do {
-            let alice = try await Person("alice", on: a, hosts: hosts, dir: dir, serviceType: type)
-            people.append(alice)
+        let alice = try await Person("alice", on: a, hosts: hosts, dir: dir, serviceType: type)
+        try await Self.closing([alice], hosts) {
             let bob = try await Person("bob", on: b, hosts: hosts, dir: dir, serviceType: type)
-            people.append(bob)
-            try await alice.open()
-            try await bob.open()
-            await alice.screenshot("01-alice-lobby")
+            try await Self.closing([bob], nil) {
+                try await alice.open()
+                try await bob.open()
+                await alice.screenshot("01-alice-lobby")
 
-            // alice hosts "lobby" from her page.
-            try await alice.browser.type("#host-name", "lobby")
-            try await alice.browser.click("#host-button")
-            #expect(try await alice.sees("lobby", in: "#room-name"))
-            await alice.screenshot("02-alice-hosting")
+                // alice hosts "lobby" from her page.
+                try await alice.browser.type("#host-name", "lobby")
+                try await alice.browser.click("#host-button")
+                #expect(try await alice.sees("lobby", in: "#room-name"))
+                await alice.screenshot("02-alice-hosting")
 
-            // bob finds it among the rooms nearby and joins it.
-            #expect(try await bob.browser.waitUntil("return !!document.querySelector('#nearby li[data-room] .join')", within: 15), "bob's page lists no room nearby")
-            await bob.screenshot("03-bob-nearby")
-            try await bob.browser.click("#nearby li[data-room] .join")
-            #expect(try await bob.sees("lobby", in: "#room-name"))
-            #expect(try await bob.sees("alice", in: "#members"))
-            #expect(try await alice.sees("bob", in: "#members"))
-            // Each sees the other's verification code, and the two are the same.
-            let codes = try await [alice, bob].asyncMap { try await $0.text("#members li[data-peer-id] .code") }
-            #expect(codes[0] == codes[1] && codes[0].contains(where: \.isNumber), "codes: \(codes)")
-            await bob.screenshot("04-bob-joined")
+                // bob finds it among the rooms nearby and joins it.
+                #expect(try await bob.browser.waitUntil("return !!document.querySelector('#nearby li[data-room] .join')", within: 15), "bob's page lists no room nearby")
+                await bob.screenshot("03-bob-nearby")
+                try await bob.browser.click("#nearby li[data-room] .join")
+                #expect(try await bob.sees("lobby", in: "#room-name"))
+                #expect(try await bob.sees("alice", in: "#members"))
+                #expect(try await alice.sees("bob", in: "#members"))
+                // Each sees the other's verification code, and the two are the same.
+                let codes = try await [alice, bob].asyncMap { try await $0.text("#members li[data-peer-id] .code") }
+                #expect(codes[0] == codes[1] && codes[0].contains(where: \.isNumber), "codes: \(codes)")
+                await bob.screenshot("04-bob-joined")
 
-            // Chat both ways, with the keyboard.
-            try await alice.browser.type("#chat-input", "hello bob\u{E007}")
-            #expect(try await bob.sees("hello bob", in: "#chat-log"))
-            try await bob.browser.type("#chat-input", "hi alice")
-            try await bob.browser.click("#chat-send")
-            #expect(try await alice.sees("hi alice", in: "#chat-log"))
-            await alice.screenshot("05-alice-chat")
+                // Chat both ways, with the keyboard.
+                try await alice.browser.type("#chat-input", "hello bob\u{E007}")
+                #expect(try await bob.sees("hello bob", in: "#chat-log"))
+                try await bob.browser.type("#chat-input", "hi alice")
+                try await bob.browser.click("#chat-send")
+                #expect(try await alice.sees("hi alice", in: "#chat-log"))
+                await alice.screenshot("05-alice-chat")
 
-            // A folder from alice's page to bob: bob's page asks, with the names and the total size; bob accepts.
-            let folder = dir.appendingPathComponent("holiday")
-            try FileManager.default.createDirectory(at: folder.appendingPathComponent("day2"), withIntermediateDirectories: true)
-            try Data(repeating: 1, count: 300_000).write(to: folder.appendingPathComponent("beach.jpg"))
-            try Data("we swam".utf8).write(to: folder.appendingPathComponent("day2/notes.txt"))
-            try await alice.browser.chooseFiles("#folder-input", [folder.path])
-            #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden && o.textContent.includes('holiday')", within: 15),
-                    "bob's page shows no offer")
-            let offer = try await bob.browser.text("#offer")
-            #expect(offer.contains("alice") && offer.contains("2 files"), "offer: \(offer)")
-            await bob.screenshot("06-bob-offer")
-            try await bob.browser.click("#offer-accept")
-            #expect(try await bob.browser.waitUntil("return document.querySelectorAll('#received a[download]').length >= 2", within: 20), "bob's page lists no received files")
-            for name in ["beach.jpg", "day2/notes.txt"] {
-                #expect(try Self.sha256(bob.downloads.appendingPathComponent("holiday/\(name)")) == Self.sha256(folder.appendingPathComponent(name)))
+                // A folder from alice's page to bob: bob's page asks, with the names and the total size; bob accepts.
+                let folder = dir.appendingPathComponent("holiday")
+                try FileManager.default.createDirectory(at: folder.appendingPathComponent("day2"), withIntermediateDirectories: true)
+                try Data(repeating: 1, count: 300_000).write(to: folder.appendingPathComponent("beach.jpg"))
+                try Data("we swam".utf8).write(to: folder.appendingPathComponent("day2/notes.txt"))
+                try await alice.browser.chooseFiles("#folder-input", [folder.path])
+                #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden && o.textContent.includes('holiday')", within: 15),
+                        "bob's page shows no offer")
+                let offer = try await bob.browser.text("#offer")
+                #expect(offer.contains("alice") && offer.contains("2 files"), "offer: \(offer)")
+                await bob.screenshot("06-bob-offer")
+                try await bob.browser.click("#offer-accept")
+                #expect(try await bob.browser.waitUntil("return document.querySelectorAll('#received a[download]').length >= 2", within: 20), "bob's page lists no received files")
+                for name in ["beach.jpg", "day2/notes.txt"] {
+                    #expect(try Self.sha256(bob.downloads.appendingPathComponent("holiday/\(name)")) == Self.sha256(folder.appendingPathComponent(name)))
+                }
+                await bob.screenshot("07-bob-received")
+
+                // A received file downloads from disk through its link.
+                try await bob.browser.click("#received a[download]")
+                let fetched = dir.appendingPathComponent("bob-browser-downloads")
+                #expect(await eventually(timeout: .seconds(10)) {
+                    ((try? FileManager.default.contentsOfDirectory(atPath: fetched.path)) ?? []).contains { !$0.hasSuffix(".crdownload") }
+                }, "the browser downloaded nothing")
+
+                // A slow link from here on, so files are still on their way when bob acts.
+                try await Self.shape(hosts, a, subnet: subnet, rate: "4mbit")
+
+                // bob cancels a file on its way; both pages say it ended.
+                let big = dir.appendingPathComponent("big.bin")
+                try Data(repeating: 7, count: 8 << 20).write(to: big)
+                try await alice.browser.chooseFiles("#file-input", [big.path])
+                #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden && o.textContent.includes('big.bin')", within: 15))
+                try await bob.browser.click("#offer-accept")
+                #expect(try await bob.browser.waitUntil("return !!document.querySelector('#transfers li[data-number]:not(.ended) .cancel:not([disabled])')", within: 15))
+                await bob.screenshot("08-bob-receiving")
+                try await bob.browser.click("#transfers li[data-number]:not(.ended) .cancel")
+                #expect(try await bob.sees("cancel", in: "#activity", within: 5))
+                #expect(try await alice.sees("cancel", in: "#activity", within: 5))
+                await alice.screenshot("09-alice-cancelled")
+
+                // bob leaves in the middle of the next file: alice's page says so at once, not after a timeout. (Another
+                // file: bob's answer to big.bin would hold for it offered again.)
+                let other = dir.appendingPathComponent("other.bin")
+                try Data(repeating: 9, count: 8 << 20).write(to: other)
+                try await alice.browser.chooseFiles("#file-input", [other.path])
+                #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden", within: 15))
+                try await bob.browser.click("#offer-accept")
+                #expect(try await alice.browser.waitUntil("return [...document.querySelectorAll('#transfers li[data-number]:not(.ended)')].some(r => r.textContent.includes('other.bin'))", within: 15))
+                let left = ContinuousClock.now
+                try await bob.browser.click("#leave")
+                #expect(try await alice.sees("bob left", in: "#activity", within: 5))
+                #expect(try await alice.browser.waitUntil("return [...document.querySelectorAll('#transfers li[data-number]')].every(r => r.dataset.outcome)", within: 5),
+                        "alice's transfer row never ended")
+                let told = ContinuousClock.now - left
+                print("alice's page told that bob left mid-file after \(told)")
+                #expect(told < .seconds(5))
+                await alice.screenshot("10-alice-bob-left")
+                #expect(await bob.process.wait(within: 10) == 0, "Leave ends peermesh web")
             }
-            await bob.screenshot("07-bob-received")
+        }
+    }
 
-            // A received file downloads from disk through its link.
-            try await bob.browser.click("#received a[download]")
-            let fetched = dir.appendingPathComponent("bob-browser-downloads")
-            #expect(await eventually(timeout: .seconds(10)) {
-                ((try? FileManager.default.contentsOfDirectory(atPath: fetched.path)) ?? []).contains { !$0.hasSuffix(".crdownload") }
-            }, "the browser downloaded nothing")
-
-            // A slow link from here on, so files are still on their way when bob acts.
-            try await Self.shape(hosts, a, subnet: subnet, rate: "4mbit")
-
-            // bob cancels a file on its way; both pages say it ended.
-            let big = dir.appendingPathComponent("big.bin")
-            try Data(repeating: 7, count: 8 << 20).write(to: big)
-            try await alice.browser.chooseFiles("#file-input", [big.path])
-            #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden && o.textContent.includes('big.bin')", within: 15))
-            try await bob.browser.click("#offer-accept")
-            #expect(try await bob.browser.waitUntil("return !!document.querySelector('#transfers li[data-number]:not(.ended) .cancel:not([disabled])')", within: 15))
-            await bob.screenshot("08-bob-receiving")
-            try await bob.browser.click("#transfers li[data-number]:not(.ended) .cancel")
-            #expect(try await bob.sees("cancel", in: "#activity", within: 5))
-            #expect(try await alice.sees("cancel", in: "#activity", within: 5))
-            await alice.screenshot("09-alice-cancelled")
-
-            // bob leaves in the middle of the next file: alice's page says so at once, not after a timeout. (Another
-            // file: bob's answer to big.bin would hold for it offered again.)
-            let other = dir.appendingPathComponent("other.bin")
-            try Data(repeating: 9, count: 8 << 20).write(to: other)
-            try await alice.browser.chooseFiles("#file-input", [other.path])
-            #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden", within: 15))
-            try await bob.browser.click("#offer-accept")
-            #expect(try await alice.browser.waitUntil("return [...document.querySelectorAll('#transfers li[data-number]:not(.ended)')].some(r => r.textContent.includes('other.bin'))", within: 15))
-            let left = ContinuousClock.now
-            try await bob.browser.click("#leave")
-            #expect(try await alice.sees("bob left", in: "#activity", within: 5))
-            #expect(try await alice.browser.waitUntil("return [...document.querySelectorAll('#transfers li[data-number]')].every(r => r.dataset.outcome)", within: 5),
-                    "alice's transfer row never ended")
-            let told = ContinuousClock.now - left
-            print("alice's page told that bob left mid-file after \(told)")
-            #expect(told < .seconds(5))
-            await alice.screenshot("10-alice-bob-left")
-            #expect(await bob.process.wait(within: 10) == 0, "Leave ends peermesh web")
+    /// Runs `body`, then closes `people` (their browsers and processes) and `hosts`, whether it returns or throws;
+    /// when it throws, what each process printed (theirs and `log`'s) goes to the test's output first.
+    static func closing(_ people: [Person], _ hosts: TestHosts?, log: [Spawned] = [], _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
         } catch {
             for person in people { print("\(person.name):\n\(person.process.output)") }
+            for process in log { print(process.output) }
             for person in people { await person.close() }
-            await hosts.downAll()
+            await hosts?.downAll()
             throw error
         }
         for person in people { await person.close() }
-        await hosts.downAll()
+        await hosts?.downAll()
     }
 
     static func shape(_ hosts: TestHosts, _ host: String, subnet: String, rate: String) async throws {

@@ -20,7 +20,7 @@ struct WebRoomMemoryTests {
                                              "--downloads", bobDownloads.path, "--service-type", type, "--name", "bob",
                                              "--identity", dir.appendingPathComponent("bob.pem").path]))
         defer { bob.stop() }
-        do {
+        try await WebRoomBrowserTests.closing([alice], hosts, log: [bob]) {
             try await alice.open()
             #expect(try await alice.sees("bob", in: "#members", within: 20))
             let big = dir.appendingPathComponent("gigabyte.bin")
@@ -50,14 +50,7 @@ struct WebRoomMemoryTests {
             #expect(grown <= 100 * 1000, "Chromium grew by \(grown) KiB")
             let received = try FileManager.default.attributesOfItem(atPath: bobDownloads.appendingPathComponent("gigabyte.bin").path)[.size] as? Int
             #expect(received == 1 << 30)
-        } catch {
-            print(alice.process.output)
-            await alice.close()
-            await hosts.downAll()
-            throw error
         }
-        await alice.close()
-        await hosts.downAll()
     }
 
     /// The resident memory (KiB) of every Chromium process on the machine (tests run one at a time: only this one's).

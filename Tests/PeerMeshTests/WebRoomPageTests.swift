@@ -25,7 +25,7 @@ struct WebRoomPageTests {
         let bob = try Spawned(hosts.exec(b, ["env", "XDG_RUNTIME_DIR=\(bobRuntime.path)", "XDG_STATE_HOME=\(dir.path)/state-bob", PeerProcess.binary.path,
                                              "join", "lobby", "--json", "--files", "accept", "--downloads", bobDownloads.path, "--service-type", type] + bobIdentity), input: true)
         defer { bob.stop() }
-        do {
+        try await WebRoomBrowserTests.closing([alice], hosts, log: [bob]) {
             try await alice.open()
             #expect(try await alice.sees("lobby", in: "#room-name"))
             #expect(try await alice.sees("bob", in: "#members", within: 20))
@@ -112,15 +112,7 @@ struct WebRoomPageTests {
             #expect(try await Self.tab(alice.browser, to: "#transfers li[data-number]:not(.ended) .cancel"))
             try await alice.browser.pressKeys("\u{E007}")
             #expect(await bob.line(within: 5, containing: "\"event\":\"file-cancelled\"", "stop.bin") != nil, "bob was not told: \(bob.output.suffix(1500))")
-        } catch {
-            print(alice.process.output)
-            print(bob.output)
-            await alice.close()
-            await hosts.downAll()
-            throw error
         }
-        await alice.close()
-        await hosts.downAll()
     }
 
     /// Presses Tab (at most 80 times) until the element `css` has the focus.
