@@ -87,6 +87,9 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let pairingsPaused = Code("pairingsPaused")
         /// The peer took a newer link from our own identity (another process with the same key) in place of ours.
         public static let linkReplaced = Code("linkReplaced")
+        /// A member sent more than the window we gave it (transfer or stream credit), which only an implementation
+        /// that ignores flow control does: it was disconnected and is refused for the rest of the session.
+        public static let windowExceeded = Code("windowExceeded")
     }
 
     /// What went wrong.

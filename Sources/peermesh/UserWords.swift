@@ -61,6 +61,7 @@ enum UserWords {
         case .certificateRejected: "its key was not accepted."
         case .unsupportedVersion: "it runs a peermesh that speaks another protocol version; both sides need the same version (peermesh --version)."
         case .protocolViolation: "it sent data this peermesh does not understand; that connection was closed."
+        case .windowExceeded: "it sent more than it was allowed to at once, which only a broken or hostile program does; it was disconnected and is kept out until you leave the room."
         case .notConnected: "they are not in the room any more."
         case .sessionClosed: "you have left the room."
         case .messageTooLarge: "the text is too long for a message; save it in a file and send that with /send."

@@ -10,7 +10,7 @@ struct WordingTests {
         .peerDisconnected, .livenessTimeout, .connectionClosed, .connectionFailed, .invitationDeclined, .invitationTimedOut,
         .invitationExpired, .sessionFull, .encryptionMismatch, .tlsHandshakeFailed, .negotiationTampered, .peerIDMismatch,
         .certificateRejected, .unsupportedVersion, .protocolViolation, .notConnected, .sessionClosed, .messageTooLarge,
-        .cancelled, .sourceChanged, .hashMismatch, .transferLimit, .fileAccess,
+        .cancelled, .sourceChanged, .hashMismatch, .transferLimit, .fileAccess, .windowExceeded,
     ]
 
     @Test func errorsAreExplainedWithoutAPINamesErrnoOrAddresses() {

@@ -540,6 +540,17 @@ struct LinkStateMachineTests {
         #expect(pair.connector.connectionClosed() == nil)
     }
 
+    @Test func anExpelledNeighbourIsToldWhyAndSeesItAsAProtocolViolation() {
+        var pair = LinkPair()
+        pair.start()
+        let close = Frame.Close(reason: .protocolViolation, message: "The peer sent 9 bytes with only 8 bytes of credit")
+        #expect(pair.acceptor.closeRequested(close.reason, message: close.message) == [.send(.close(close)), .close(reason: nil)])
+        guard case .close(let reason?)? = pair.connector.frameReceived(.close(close), now: pair.now).last else {
+            Issue.record("the connector did not close"); return
+        }
+        #expect(reason.code == .protocolViolation && reason.message.contains("8 bytes of credit"))
+    }
+
     @Test func connectionLossIsReportedOnceWithTheRightReason() {
         var pair = LinkPair()
         pair.start()

@@ -31,6 +31,31 @@ struct MemberAdmissionsTests {
         #expect(!changed, "a decision is final")
     }
 
+    @Test func anExpelledMemberIsRefusedWhateverItsStageAndStaysSoWhileReachable() {
+        var book = MemberAdmissions()
+        let (b, c) = (Self.key(2), Self.key(3))
+        book.linked(b)
+        _ = book.update(relayed: [(c, b)], now: t0)
+        book.pairingFinished(c, now: t0)
+        _ = book.nextQuestions(now: t0)
+        _ = book.decide(c, .admitted)
+        book.remoteDecided(c, .admitted, forOurSession: ours)
+        #expect(book.isMember(c, ourSession: ours))
+        book.expel(c)
+        book.expel(b)
+        for key in [b, c] {
+            #expect(!book.isMember(key, ourSession: ours) && !book.mayRelay(for: key) && !book.mayNegotiate(with: key))
+            #expect(book.stage(of: key) == .decided(.refused))
+        }
+        let reintroduced = book.update(relayed: [(b, c), (c, b)], now: t0 + .seconds(1))
+        #expect(reintroduced.isEmpty, "reached through others: not introduced again")
+        let changed = book.decide(c, .admitted)
+        #expect(!changed, "an app's later answer does not undo it")
+        let expired = book.expire(now: t0 + .hours(1), timeout: .seconds(120))
+        #expect(expired.forgotten.isEmpty && expired.refused.isEmpty)
+        #expect(book.stage(of: b) == .decided(.refused) && book.stage(of: c) == .decided(.refused))
+    }
+
     @Test func aRefusedMemberIsNeverAMemberAndGetsNoRelayingButANewLinkDecidesAgain() {
         var book = MemberAdmissions()
         let (b, c) = (Self.key(2), Self.key(3))

@@ -83,7 +83,7 @@ struct StreamMachineTests {
         #expect(throws: PeerMeshError.self) { try receiver.chunk(offset: 4, count: 1) }
         #expect(throws: PeerMeshError.self) { try receiver.chunk(offset: 6, count: 1) }
         let overrun = #expect(throws: PeerMeshError.self) { try receiver.chunk(offset: 5, count: 4) }
-        #expect(overrun?.code == .protocolViolation)
+        #expect(overrun?.code == .windowExceeded, "past the credit: the session expels the writer, not only the stream")
         try receiver.chunk(offset: 5, count: 3)
         #expect(receiver.consumed(3) == 3, "the writer has no credit left: what was consumed goes back at once")
         #expect(receiver.consumed(1) == nil, "less than half the window while the writer has credit: not worth a frame")

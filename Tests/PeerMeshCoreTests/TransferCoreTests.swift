@@ -231,7 +231,10 @@ struct ResourceMachineTests {
         guard case .fail(let error, .protocolError?)? = gap.chunk(offset: 1, payload: ByteBuffer(bytes: [1])).first else { Issue.record("gap accepted"); return }
         #expect(error.code == .protocolViolation)
         var overrun = ResourceReceiver(size: 10, offset: 0, window: 2)
-        guard case .fail? = overrun.chunk(offset: 0, payload: ByteBuffer(bytes: [1, 2, 3])).first else { Issue.record("overrun accepted"); return }
+        guard case .fail(let overrunError, .protocolError?)? = overrun.chunk(offset: 0, payload: ByteBuffer(bytes: [1, 2, 3])).first else {
+            Issue.record("overrun accepted"); return
+        }
+        #expect(overrunError.code == .windowExceeded)
         var bad = ResourceReceiver(size: 1, offset: 0, window: 2)
         _ = bad.chunk(offset: 0, payload: ByteBuffer(bytes: [1]))
         _ = bad.written(1)

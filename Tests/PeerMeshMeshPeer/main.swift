@@ -487,6 +487,12 @@ final class Peer: Sendable {
             guard let seconds = Double(args[1]), seconds > 0, seconds <= 300 else { throw Failure("flood NAME SECONDS") }
             let bytes = await session.floodRouted(to: peer, frameBytes: 60 * 1024, for: .milliseconds(Int64(seconds * 1000)))
             return ["event": "flooded", "to": args[0], "bytes": bytes]
+        case ("overrun", 2):
+            // A member that ignores its windows: a stream to NAME whose BYTES are sent at once, past its credit.
+            let peer = try member(args[0])
+            guard let bytes = Int(args[1]), bytes > 0, bytes <= 1 << 30 else { throw Failure("overrun NAME BYTES") }
+            try await session.overrunStream(to: peer, bytes: bytes)
+            return ["event": "overran", "to": args[0], "bytes": bytes]
         case ("ping", 3):
             // COUNT round trips to NAME, one every INTERVAL ms, each bounded by 10 s: p50 and p99 in microseconds.
             let peer = try member(args[0])
@@ -518,7 +524,7 @@ final class Peer: Sendable {
                              "droppedDuplicates": counters.droppedDuplicates, "droppedNoRoute": counters.droppedNoRoute,
                              "droppedHopLimit": counters.droppedHopLimit, "retransmitted": counters.retransmitted,
                              "invalidRecords": counters.invalidRecords, "heldBack": counters.heldBack,
-                             "relayBackPressure": counters.relayBackPressure],
+                             "relayBackPressure": counters.relayBackPressure, "expelledMembers": counters.expelledMembers],
                 "received": ledgers.withLock { $0.mapValues(\.json) },
             ]
             if let tamperer { fields["tamper"] = tamperer.json }

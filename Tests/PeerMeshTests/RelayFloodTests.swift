@@ -54,4 +54,48 @@ struct RelayFloodTests {
             #expect(try await relay.command("stats").members?.contains("mallory") == true, "back-pressure, not a disconnect")
         }
     }
+
+    /// A member that pushes past its window is disconnected with a typed reason — by the member whose window it is, the
+    /// only one that can tell (what a relay carries is sealed, and acknowledgements may take other paths; the relay's
+    /// memory is bounded by back-pressure, above). Mallory sends 4 MiB of a stream at once (the window is 256 KiB) to
+    /// carol through the relay, then to the relay itself.
+    @Test func aMemberThatSendsPastItsWindowIsDisconnectedWithTheReason() async throws {
+        try await MeshProcessTests.Cluster.run { cluster in
+            let hosts = cluster.hosts
+            let h = try await hosts.up("pmxh"), r = try await hosts.up("pmxr"), a = try await hosts.up("pmxa"), c = try await hosts.up("pmxc")
+            for host in [h, a, c] { try await cluster.link(r, host) }
+            let relay = try await cluster.peer("relay", on: r)
+            let hostile = try await cluster.peer("mallory", on: h), alice = try await cluster.peer("alice", on: a), carol = try await cluster.peer("carol", on: c)
+            try await cluster.advertise(relay)
+            for member in [hostile, alice, carol] { try await member.command("join relay 15", within: 20) }
+            #expect(await hostile.sees("carol"), "\(hostile.child.output.suffix(2000))")
+            #expect(await alice.sees("carol"), "\(alice.child.output.suffix(2000))")
+            #expect(await carol.sees("mallory"), "\(carol.child.output.suffix(2000))")
+
+            // Through the relay: carol expels mallory; mallory hears it was refused; the relay keeps it (it cannot judge).
+            _ = try await hostile.command("overrun carol \(4 << 20)", within: 30)
+            let expelled = await carol.event(within: 20, containing: "\"peer\":\"mallory\"", "notConnected (windowExceeded)")
+            #expect(expelled != nil, "\(carol.child.output.suffix(3000))")
+            print("window overrun through the relay: carol says \(expelled?.reason ?? "nothing")")
+            #expect(await hostile.event(within: 20, containing: "\"peer\":\"carol\"", "notConnected (invitationDeclined)") != nil,
+                    "\(hostile.child.output.suffix(3000))")
+            let sent = try await alice.command("send carol 100 reliable", within: 60)
+            let atCarol = try await carol.stats(within: 60) { ($0.received?["alice"]?.delivered ?? 0) >= 100 }
+            MeshProcessTests.expectExactly(100, atCarol.received?["alice"], digest: sent.sha256, "alice → carol after mallory was expelled")
+            #expect(atCarol.members?.contains("mallory") == false && atCarol.counters?["expelledMembers"] == 1, "\(atCarol)")
+            #expect(try await relay.command("stats").members?.contains("mallory") == true)
+
+            // Directly: the relay closes mallory's link, telling it why; alice and carol are untouched.
+            _ = try await hostile.command("overrun relay \(4 << 20)", within: 30)
+            #expect(await relay.event(within: 20, containing: "\"peer\":\"mallory\"", "notConnected (windowExceeded)") != nil,
+                    "\(relay.child.output.suffix(3000))")
+            let told = await hostile.event(within: 20, containing: "\"peer\":\"relay\"", "notConnected (protocolViolation)")
+            #expect(told?.reason?.contains("credit") == true, "\(hostile.child.output.suffix(3000))")
+            let atRelay = try await relay.stats(within: 10) { $0.members?.contains("mallory") == false }
+            #expect(atRelay.members?.sorted() == ["alice", "carol"] && atRelay.counters?["expelledMembers"] == 1, "\(atRelay)")
+            let again = try await alice.command("send carol 10 reliable", within: 60)
+            let later = try await carol.stats(within: 60) { ($0.received?["alice"]?.delivered ?? 0) >= 110 }
+            #expect(later.received?["alice"]?.delivered == 110, "alice → carol after the relay expelled mallory: \(again)")
+        }
+    }
 }

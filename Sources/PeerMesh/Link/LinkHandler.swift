@@ -187,7 +187,7 @@ final class LinkHandler: ChannelInboundHandler {
     }
 
     /// Closes the link with a Close frame saying why (`replaced`: a newer link of the same member took its place).
-    func leave(_ reason: Frame.Close.Reason = .goodbye) { perform(machine.closeRequested(reason)) }
+    func leave(_ reason: Frame.Close.Reason = .goodbye, message: String? = nil) { perform(machine.closeRequested(reason, message: message)) }
 
     /// Completes when the connection is closed (nil before the handler joined a pipeline).
     var closeFuture: EventLoopFuture<Void>? { context?.channel.closeFuture }

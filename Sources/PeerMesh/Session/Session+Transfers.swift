@@ -95,7 +95,7 @@ extension Session {
 /// sequence then ends or throws `cancelled`.
 public final class ByteStreamWriter: Sendable {
     private let core: SessionCore
-    private let id: UInt64
+    let id: UInt64
     private let failure: NIOLockedValueBox<PeerMeshError?>
 
     init(core: SessionCore, id: UInt64, failure: NIOLockedValueBox<PeerMeshError?>) {

@@ -225,6 +225,21 @@ public final class Session: Sendable {
         }.get()
     }
 
+    /// Tests only: opens a stream to `peer` and queues `bytes` of it at once, ignoring the stream's credit window — a
+    /// member that pushes past its window (the hostile-member tests' attacker process).
+    package func overrunStream(to peer: PeerID, bytes: Int) async throws(PeerMeshError) {
+        let id = try await startStream(name: "overrun", to: peer).id
+        let core = self.core
+        try? await core.loop.submit {
+            var offset = 0
+            while offset < bytes {
+                let count = min(TransferCenter.chunkSize, bytes - offset)
+                core.transfers.send(id, to: peer, .chunk(offset: UInt64(offset), payload: ByteBuffer(repeating: 0x5A, count: count)), on: .transfer(id))
+                offset += count
+            }
+        }.get()
+    }
+
     /// Tests only: for `duration`, keeps `frameBytes`-byte Routed frames of garbage for `peer` queued on our link toward
     /// it, as fast as the connection takes them and ignoring every window — a member that floods the relays (the
     /// hostile-relay test's attacker process). Returns the bytes queued.

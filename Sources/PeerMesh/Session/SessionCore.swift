@@ -213,6 +213,12 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
     }
 
     /// The app answered an admission question.
+    /// The transfers caught `peer` sending past its window (`TransferTransport`).
+    func expel(_ peer: PeerID, reason: PeerMeshError) {
+        guard !isClosed else { return }
+        perform(machine.expel(peer, reason: reason, now: .now()))
+    }
+
     func admissionAnswered(_ peer: PeerID, admitted: Bool) {
         guard !isClosed else { return }
         perform(machine.admissionAnswered(peer, admitted: admitted, now: .now()))
@@ -300,8 +306,8 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
                 complete(ticket, credit: &credit, failure: error)
             case .event(let event):
                 report(event)
-            case .close(let id):
-                links[id]?.leave(.replaced)
+            case .close(let id, let close):
+                links[id]?.leave(close.reason, message: close.message)
             case .dial(let peer, let endpoints):
                 dial(peer, endpoints)
             case .askAdmission(let peer, let introducer, let code, let certificate):

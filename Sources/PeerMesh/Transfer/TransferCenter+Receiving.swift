@@ -196,6 +196,7 @@ extension TransferCenter {
                 if let tell { reject(key, tell, error.message) }
                 sink.discardLater()
                 transport?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .failure(error)))
+                expelIfWindowExceeded(key.peer, error)
             }
         }
     }

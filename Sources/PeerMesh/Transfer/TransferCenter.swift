@@ -8,6 +8,8 @@ protocol TransferTransport: AnyObject {
     func path(to peer: PeerID) -> PeerPath?
     /// Reports an event to the app.
     func emit(_ event: SessionEvent)
+    /// Disconnects `peer` and refuses it for the rest of the session: it broke a rule no honest member breaks.
+    func expel(_ peer: PeerID, reason: PeerMeshError)
 }
 
 /// The session's resources and streams, in both directions: performs the pure transfer machines' actions
@@ -66,6 +68,12 @@ final class TransferCenter {
         link.enqueue(frame(id, peer, body), on: queue, promise: promise)
     }
 
+    /// A peer that sent past a transfer's window ignores flow control: it could push any amount, so beyond failing
+    /// that transfer the session expels it (`SessionMachine.expel`).
+    func expelIfWindowExceeded(_ peer: PeerID, _ error: PeerMeshError) {
+        if error.code == .windowExceeded { transport?.expel(peer, reason: error) }
+    }
+
     static func typed(_ error: any Error) -> PeerMeshError {
         error as? PeerMeshError ?? PeerMeshError(.fileAccess, "File access failed.", underlying: error)
     }
@@ -100,7 +108,8 @@ final class TransferCenter {
                 update(incoming: key, serial: serial) { $0.chunk(offset: offset, payload: payload) }
             } else if inStreams[key] != nil {
                 do { try inStreams[key]!.machine.chunk(offset: offset, count: payload.readableBytes) } catch {
-                    return failIncomingStream(key, error, tell: .protocolError)
+                    failIncomingStream(key, error, tell: .protocolError)
+                    return expelIfWindowExceeded(key.peer, error)
                 }
                 inStreams[key]!.bytes.append(Data(payload.readableBytesView))
             }

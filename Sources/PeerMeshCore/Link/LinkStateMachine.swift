@@ -497,8 +497,9 @@ public struct LinkStateMachine: Sendable {
         }
     }
 
-    /// We are leaving on purpose (`reason` says why: leaving, or a newer link of the same member replaced this one).
-    public mutating func closeRequested(_ reason: Frame.Close.Reason = .goodbye) -> [Action] {
+    /// We are leaving on purpose: `reason` and `message` (the Close's text) say why — leaving, a newer link of the same
+    /// member replaced this one, or the session expelled the member.
+    public mutating func closeRequested(_ reason: Frame.Close.Reason = .goodbye, message: String? = nil) -> [Action] {
         switch state {
         case .closed: return []
         case .idle, .awaitingPreamble, .negotiatingTLS:
@@ -506,8 +507,7 @@ public struct LinkStateMachine: Sendable {
             return [.close(reason: nil)]
         default:
             state = .closed
-            let message = reason == .replaced ? "replaced by a newer connection from your identity" : "leaving the session"
-            return [.send(.close(.init(reason: reason, message: message))), .close(reason: nil)]
+            return [.send(.close(.init(reason: reason, message: message ?? "leaving the session"))), .close(reason: nil)]
         }
     }
 

@@ -163,6 +163,13 @@ public struct MemberAdmissions: Sendable {
         return true
     }
 
+    /// The member broke a rule no honest member breaks (`SessionMachine.expel`): refused from now on, whatever its
+    /// stage, as a refusal by the app is (kept while it stays reachable; a direct invitation is asked anew).
+    public mutating func expel(_ key: [UInt8]) {
+        entries[key] = Entry(introducer: entries[key]?.introducer ?? key, stage: .decided(.refused), since: .uptimeNanoseconds(0),
+                             remote: entries[key]?.remote)
+    }
+
     /// The member's decision about us, made for our session key `ourSession` (a decision for an earlier session of
     /// ours — we restarted since — is stale, and ignored by `isMember`).
     public mutating func remoteDecided(_ key: [UInt8], _ decision: Decision, forOurSession ourSession: [UInt8]) {

@@ -18,6 +18,9 @@ public struct MeshCounters: Sendable, Equatable {
     public var droppedUnadmitted = 0
     /// Members others introduced that we refused (a handler said no, or did not answer in time).
     public var refusedMembers = 0
+    /// Members we disconnected and refused for the rest of the session because they sent past the window we gave
+    /// them (`SessionMachine.expel`).
+    public var expelledMembers = 0
     /// Links that ended after our verification code could be computed and before anyone decided
     /// (`SessionEvent.pairingAbandoned`).
     public var abandonedPairings = 0

@@ -61,7 +61,7 @@ extension SessionMachine {
     }
 
     /// Sends our decision to the member, bound to its current session key.
-    private mutating func tellDecision(_ key: [UInt8], _ decision: MemberAdmissions.Decision, now: NIODeadline) {
+    mutating func tellDecision(_ key: [UInt8], _ decision: MemberAdmissions.Decision, now: NIODeadline) {
         if decision == .refused, let handle = members.handle(key) { members[handle].pairing = nil }
         guard let sessionKey = mesh.sessionKey(of: key), let handle = knownMember(key) else { return }
         members[handle].decisionToldFor = sessionKey

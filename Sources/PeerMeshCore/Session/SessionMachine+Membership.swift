@@ -82,9 +82,16 @@ extension SessionMachine {
         for handle in members.handles where members[handle].announced && !admitted.contains(handle) {
             let peer = members[handle].peer
             // While we leave, every member goes because of us, whatever its link reported.
-            let why = isClosed ? PeerMeshError(.sessionClosed, "We left the session.") : lost?.member == handle ? lost!.reason : PeerMeshError(
-                .peerDisconnected, "No path to \(peer) remains: the members that relayed for it left or were cut off."
-            )
+            let why = if isClosed {
+                PeerMeshError(.sessionClosed, "We left the session.")
+            } else if lost?.member == handle {
+                lost!.reason
+            } else if admissions.refusedUs(members[handle].keyID, ourSession: ownSessionKey) {
+                // Only an expulsion turns a member's decision about us around (`expel`).
+                PeerMeshError(.invitationDeclined, "\(peer) refused us for the rest of its session (it expelled us).")
+            } else {
+                PeerMeshError(.peerDisconnected, "No path to \(peer) remains: the members that relayed for it left or were cut off.")
+            }
             out.append(.event(.transfersSuspended(peer)))
             members[handle].announced = false
             // After the transfers let go, so nothing they send on the way out is left waiting for a path.

@@ -87,8 +87,8 @@ public struct SessionMachine<Link: Hashable, Ticket> {
         case fail(Ticket, PeerMeshError)
         /// Tell the app or the transfers.
         case event(Event)
-        /// Close a link that a newer link to the same member replaced.
-        case close(Link)
+        /// Close a link, telling the peer why: a newer link to the same member replaced it, or we expelled the member.
+        case close(Link, Frame.Close)
         /// Try a direct link to a member reached through others (then report `connectEnded`).
         case dial(PeerID, [ConnectionData.Endpoint])
         /// Ask the app whether to admit a member that a neighbour introduced — its certificate handler with
@@ -202,7 +202,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
             // The same identity connected again (e.g. restarted): the newest link wins.
             out.append(.event(.transfersSuspended(peer)))
             forgetLink(previous)
-            out.append(.close(previous))
+            out.append(.close(previous, Frame.Close(reason: .replaced, message: "replaced by a newer connection from your identity")))
         }
         // The peer may be a new process with the same identity, even one we still reach through others (it restarted
         // faster than they noticed): its channel waits for the record it publishes on this link, which says.
@@ -436,6 +436,28 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public mutating func admissionAnswered(_ peer: PeerID, admitted: Bool, now: NIODeadline) -> [Directive] {
         decide(peer.keyID, admitted ? .admitted : .refused, now: now)
         releaseHeldFrames(now: now)
+        return flush()
+    }
+
+    /// Disconnects a member that broke a rule no honest member breaks — it sent past the window we gave it, which the
+    /// transfers report as `windowExceeded` — and refuses it for the rest of the session on every path: its link to
+    /// us closes with a protocol-violation Close, and through others it hears our refusal, as after an app's refusal.
+    /// It is reported `.notConnected` with `reason`. Relays cannot judge windows (the channel is sealed, and its
+    /// acknowledgements may take other paths): only the member whose window it is can, so it is the one that expels.
+    @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
+    public mutating func expel(_ peer: PeerID, reason: PeerMeshError, now: NIODeadline) -> [Directive] {
+        guard !isClosed, let handle = members.handle(peer.keyID), admissions.stage(of: peer.keyID) != .decided(.refused) else { return [] }
+        counters.expelledMembers += 1
+        admissions.expel(peer.keyID)
+        if let link = members[handle].directLink {
+            forgetLink(link)
+            out.append(.close(link, Frame.Close(reason: .protocolViolation, message: reason.message)))
+            directLinksChanged(newLink: nil, lost: (handle, reason), now: now)
+        } else {
+            refreshMembership(lost: (handle, reason), now: now)
+        }
+        // After the member went: its channel was abandoned with it, and the refusal must not be among what was dropped.
+        tellDecision(peer.keyID, .refused, now: now)
         return flush()
     }
 

@@ -38,10 +38,11 @@ public struct ReceiveWindow: Hashable, Sendable {
         outstanding = Int(self.size)
     }
 
-    /// `count` bytes arrived; more than the credit given is a protocol violation.
+    /// `count` bytes arrived; more than the credit given is `windowExceeded`: an honest sender never has more
+    /// than the credit we granted, so no path change or timing explains it.
     public mutating func received(_ count: Int) throws(PeerMeshError) {
         guard count <= outstanding else {
-            throw Frame.violation("the peer sent \(count) bytes with only \(outstanding) bytes of credit")
+            throw PeerMeshError(.windowExceeded, "The peer sent \(count) bytes with only \(outstanding) bytes of credit: it ignores flow control, so it was disconnected.")
         }
         outstanding -= count
     }

@@ -17,6 +17,8 @@ struct AppLog {
     }
     /// Members reported `.connected` and not `.notConnected` since.
     private(set) var connected: Set<[UInt8]> = []
+    /// Why each member last went, as `.notConnected` said.
+    private(set) var lastReason: [[UInt8]: PeerMeshError.Code] = [:]
     /// The last sequence delivered from each sender incarnation, to this incarnation.
     private var lastDelivered: [MessageID.Sender: UInt32] = [:]
     /// Every message delivered (to any incarnation), and every one we reported undelivered.
@@ -80,7 +82,8 @@ struct AppLog {
         switch event {
         case .connected(let peer):
             if !connected.insert(peer.keyID).inserted { violations.append("\(now): \(peer) reported .connected twice") }
-        case .notConnected(let peer, _):
+        case .notConnected(let peer, let reason):
+            lastReason[peer.keyID] = reason?.code
             if connected.remove(peer.keyID) == nil { violations.append("\(now): \(peer) reported .notConnected while not connected") }
         case .received(let message, let peer):
             guard connected.contains(peer.keyID) else {

@@ -164,10 +164,10 @@ extension SimulatedNetwork {
         return true
     }
 
-    /// The session leaves a link on purpose.
-    func closeRequested(_ end: Int) {
+    /// The session leaves a link on purpose, telling the peer why.
+    func closeRequested(_ end: Int, _ close: Frame.Close) {
         let (id, side) = endOwner[end]!
-        updateLink(id, side) { machine, _ in machine.closeRequested() }
+        updateLink(id, side) { machine, _ in machine.closeRequested(close.reason, message: close.message) }
     }
 
     /// Cuts a link: cleanly (each side sees its connection close) or silently (bytes vanish until a side's liveness

@@ -480,8 +480,8 @@ final class SimulatedNetwork {
                 default: break
                 }
                 members[index].log.record(event, me: index, now: now)
-            case .close(let end):
-                if linkMachines { closeRequested(end) } else if let (id, _) = endOwner[end] { cut(id, silently: false, liveness: .zero) }
+            case .close(let end, let close):
+                if linkMachines { closeRequested(end, close) } else if let (id, _) = endOwner[end] { cut(id, silently: false, liveness: .zero) }
             case .dial(let peer, _):
                 // No direct upgrades in this network: the attempt fails, and the relayed path stays.
                 feed(index) { $0.connectEnded(peer, endpoints: [], succeeded: false, now: $1) }

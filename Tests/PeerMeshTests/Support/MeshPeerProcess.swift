@@ -96,6 +96,7 @@ struct MeshPeerLine: Decodable, Sendable {
     var message: String?
     var peer: String?
     var state: String?
+    var reason: String?
     var route: String?
     var known: Bool?
     var code: String?
