@@ -136,6 +136,10 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     var dials = DialBudget()
     /// Members someone is dialling (the app, or our direct upgrade).
     var connecting: Set<[UInt8]> = []
+    /// Member links the peer closed because a newer link from our identity took their place while we were dialling it,
+    /// with the Close's reason. That newer link is most likely our own dial (both sides invited each other, and the peer
+    /// kept ours), whose acceptance is still on its way on the other connection: the member stays until the dial ends.
+    var replacedWhileDialling: [[UInt8]: (link: Link, reason: PeerMeshError?)] = [:]
     /// Where we listen, published in our record, and the addresses our links' peers have.
     var listeningEndpoints: [ConnectionData.Endpoint] = []
     var linkAddresses: [Link: [UInt8]] = [:]
@@ -197,6 +201,7 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     public mutating func linkUp(_ link: Link, peer: PeerID, multicast: Bool, datagrams: Bool = false, batches: Bool = false,
                                 memberCapabilities: Bool = false, address: [UInt8]?, scope: UInt32 = 0, now: NIODeadline) -> [Directive] {
         let handle = members.handle(for: peer)
+        replacedWhileDialling[peer.keyID] = nil
         let previous = members[handle].directLink
         if let previous, previous != link {
             // The same identity connected again (e.g. restarted): the newest link wins.
@@ -230,6 +235,11 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func linkDown(_ link: Link, reason: PeerMeshError?, now: NIODeadline) -> [Directive] {
         guard let handle = links[link] else { return [] }
+        let key = members[handle].keyID
+        if reason?.code == .linkReplaced, connecting.contains(key), members[handle].directLink == link {
+            replacedWhileDialling[key] = (link, reason)
+            return []
+        }
         forgetLink(link)
         directLinksChanged(newLink: nil, lost: (handle, reason), now: now)
         return flush()
@@ -424,7 +434,12 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func connectEnded(_ peer: PeerID, endpoints: [ConnectionData.Endpoint]?, succeeded: Bool, now: NIODeadline) -> [Directive] {
         connecting.remove(peer.keyID)
-        guard let endpoints else { return [] }
+        // The dial that would have taken the replaced link's place did not: the member went with that link after all.
+        if let replaced = replacedWhileDialling.removeValue(forKey: peer.keyID), let handle = links[replaced.link] {
+            forgetLink(replaced.link)
+            directLinksChanged(newLink: nil, lost: (handle, replaced.reason), now: now)
+        }
+        guard let endpoints else { return flush() }
         dials.finished(endpoints, succeeded: succeeded, now: now)
         // A slot is free again: members that waited for one may go now.
         linkDirectlyWhereReachable(now: now)
