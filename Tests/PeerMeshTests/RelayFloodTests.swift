@@ -15,22 +15,31 @@ struct RelayFloodTests {
         return line?.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
 
+    /// Mallory, alice and carol on hosts of their own, each linked only to the relay's host and joined to the relay;
+    /// `shapeCarol` may shape the relay's link to carol before anyone starts.
+    static func star(_ cluster: MeshProcessTests.Cluster, prefix: String,
+                     shapeCarol: (_ relayHost: String, _ link: String) async throws -> Void = { _, _ in })
+        async throws -> (relay: MeshPeerProcess, hostile: MeshPeerProcess, alice: MeshPeerProcess, carol: MeshPeerProcess) {
+        let hosts = cluster.hosts
+        let h = try await hosts.up(prefix + "h"), r = try await hosts.up(prefix + "r"), a = try await hosts.up(prefix + "a"), c = try await hosts.up(prefix + "c")
+        try await cluster.link(r, h)
+        try await cluster.link(r, a)
+        try await shapeCarol(r, try await cluster.link(r, c))
+        let relay = try await cluster.peer("relay", on: r)
+        let hostile = try await cluster.peer("mallory", on: h), alice = try await cluster.peer("alice", on: a), carol = try await cluster.peer("carol", on: c)
+        try await cluster.advertise(relay)
+        for member in [hostile, alice, carol] { try await member.command("join relay 15", within: 20) }
+        #expect(await hostile.sees("carol"), "\(hostile.child.output.suffix(2000))")
+        #expect(await alice.sees("carol"), "\(alice.child.output.suffix(2000))")
+        return (relay, hostile, alice, carol)
+    }
+
     @Test func aMemberThatIgnoresItsWindowsCannotGrowTheRelaysMemory() async throws {
         try await MeshProcessTests.Cluster.run { cluster in
-            let hosts = cluster.hosts
-            let h = try await hosts.up("pmfh"), r = try await hosts.up("pmfr"), a = try await hosts.up("pmfa"), c = try await hosts.up("pmfc")
-            try await cluster.link(r, h)
-            try await cluster.link(r, a)
-            let rc = try await cluster.link(r, c)
             // The relay's link to carol runs at 20 Mbit/s: what the flooder sends piles up at the relay.
-            try await cluster.shape(r, on: rc, rate: "20mbit", burst: "32kb", latency: "50ms")
-
-            let relay = try await cluster.peer("relay", on: r)
-            let hostile = try await cluster.peer("mallory", on: h), alice = try await cluster.peer("alice", on: a), carol = try await cluster.peer("carol", on: c)
-            try await cluster.advertise(relay)
-            for member in [hostile, alice, carol] { try await member.command("join relay 15", within: 20) }
-            #expect(await hostile.sees("carol"), "\(hostile.child.output.suffix(2000))")
-            #expect(await alice.sees("carol"), "\(alice.child.output.suffix(2000))")
+            let (relay, hostile, alice, carol) = try await Self.star(cluster, prefix: "pmf") { r, link in
+                try await cluster.shape(r, on: link, rate: "20mbit", burst: "32kb", latency: "50ms")
+            }
             #expect(try await hostile.route(to: "carol", within: 10) { $0 == "via:relay" } == "via:relay")
 
             let before = try await alice.command("ping relay 50 20", within: 30)
@@ -61,15 +70,7 @@ struct RelayFloodTests {
     /// carol through the relay, then to the relay itself.
     @Test func aMemberThatSendsPastItsWindowIsDisconnectedWithTheReason() async throws {
         try await MeshProcessTests.Cluster.run { cluster in
-            let hosts = cluster.hosts
-            let h = try await hosts.up("pmxh"), r = try await hosts.up("pmxr"), a = try await hosts.up("pmxa"), c = try await hosts.up("pmxc")
-            for host in [h, a, c] { try await cluster.link(r, host) }
-            let relay = try await cluster.peer("relay", on: r)
-            let hostile = try await cluster.peer("mallory", on: h), alice = try await cluster.peer("alice", on: a), carol = try await cluster.peer("carol", on: c)
-            try await cluster.advertise(relay)
-            for member in [hostile, alice, carol] { try await member.command("join relay 15", within: 20) }
-            #expect(await hostile.sees("carol"), "\(hostile.child.output.suffix(2000))")
-            #expect(await alice.sees("carol"), "\(alice.child.output.suffix(2000))")
+            let (relay, hostile, alice, carol) = try await Self.star(cluster, prefix: "pmx")
             #expect(await carol.sees("mallory"), "\(carol.child.output.suffix(2000))")
 
             // Through the relay: carol expels mallory; mallory hears it was refused; the relay keeps it (it cannot judge).

@@ -10,11 +10,7 @@ import Testing
 @Suite struct CrossedLinkSimulationTests {
     static func pair(seed: UInt64) throws -> SimulatedNetwork {
         let network = SimulatedNetwork(members: 2, seed: seed, settings: Scenario.settings, linkMachines: true)
-        network.afterEachStep = { network in
-            for member in network.members where !member.log.violations.isEmpty {
-                throw SimulationFailure(seed: seed, problem: member.log.violations.joined(separator: "\n"))
-            }
-        }
+        network.stopOnAppViolations(seed: seed)
         // Bob (m1) dialled alice (m0), who accepted.
         network.connect(1, 0, delay: .milliseconds(1), bandwidth: 1_000_000)
         try network.run(until: network.now + .seconds(2))

@@ -10,9 +10,7 @@ import Testing
     /// Members connected in a line (0–1, 1–2, ...), settled, with UDP as `udp` says.
     static func line(_ count: Int, seed: UInt64 = 1, udp: SimulatedNetwork.UDPModel? = .init()) throws -> SimulatedNetwork {
         let network = SimulatedNetwork(members: count, seed: seed, settings: Scenario.settings, udp: udp)
-        network.afterEachStep = { network in
-            for member in network.members where !member.log.violations.isEmpty { throw SimulationFailure(seed: seed, problem: member.log.violations.joined(separator: "\n")) }
-        }
+        network.stopOnAppViolations(seed: seed)
         for index in 1..<count { network.connect(index - 1, index, delay: .milliseconds(1), bandwidth: 100_000) }
         try network.run(until: network.now + .seconds(3))
         for a in 0..<count { for b in 0..<count where a != b { #expect(network.members[a].machine!.isMember(network.peerID(b))) } }

@@ -9,11 +9,7 @@ import Testing
     /// m0 – m1 – m2 – m3 – m0: a ring, so every member reaches every other two ways.
     static func ring(seed: UInt64) throws -> SimulatedNetwork {
         let network = SimulatedNetwork(members: 4, seed: seed, settings: Scenario.settings, linkMachines: true)
-        network.afterEachStep = { network in
-            for member in network.members where !member.log.violations.isEmpty {
-                throw SimulationFailure(seed: seed, problem: member.log.violations.joined(separator: "\n"))
-            }
-        }
+        network.stopOnAppViolations(seed: seed)
         for index in 0..<4 { network.connect(index, (index + 1) % 4, delay: .milliseconds(1), bandwidth: 1_000_000) }
         try network.run(until: network.now + .seconds(3))
         for a in 0..<4 { for b in 0..<4 where a != b { #expect(network.members[a].machine!.isMember(network.peerID(b))) } }

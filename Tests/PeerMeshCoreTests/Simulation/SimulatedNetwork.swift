@@ -348,6 +348,15 @@ final class SimulatedNetwork {
         now = max(now, time)
     }
 
+    /// Fails the run at the first step after which a member's app heard something it must not (`AppLog.violations`).
+    func stopOnAppViolations(seed: UInt64) {
+        afterEachStep = { network in
+            for member in network.members where !member.log.violations.isEmpty {
+                throw SimulationFailure(seed: seed, problem: member.log.violations.joined(separator: "\n"))
+            }
+        }
+    }
+
     /// Prints every event (`PEERMESH_SIM_TRACE=1` with a single seed): what to read when a seed fails.
     var trace = false
 
