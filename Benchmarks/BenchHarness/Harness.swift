@@ -114,6 +114,7 @@ extension BenchRun {
         case "lul": try lul()
         case "relay": try relay()
         case "web": try web()
+        case "lan": try lan()
         case "discovery": try discovery()
         case "invite": try invite()
         case "roster": try roster()

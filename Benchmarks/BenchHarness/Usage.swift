@@ -45,6 +45,10 @@ func usageText(prog: String) -> String {
                                                       and vs ssh -c aes128-gcm 'cat > /dev/null'  >= 1x
       lul         64 B RTT while a 1 GiB file flows   vs same message, no file (PeerMesh)         added p99 <= 50 ms
       relay       A->B->C, 1 MiB messages (netns line) vs A->B direct (PeerMesh, same link type)   >= 0.6x, relay RSS <= 64 MiB
+      lan         at LAN rates: namespaces joined by veth links whose every interface is shaped with tc tbf to
+                  1 Gbit/s (no netem in this kernel): the 1 GiB file A -> B vs iperf3 A -> B on the same link  >= 0.95x
+                  64 B messages and round trips vs sockperf tp / pp on the same link (beside the loopback rows)
+                  and A->B->C through a relay vs A->B direct on the same links (1 MiB messages)       >= 0.95x
       web         1 GiB file from peermesh web (WebSocket upload + PUT, as the page does it) vs the same file
                   with peermesh send, each repetition both, A -> B over one veth (netns), room joined by
                   address, hash and cmp verified; needs .build/release/peermesh (next to peermesh-bench)

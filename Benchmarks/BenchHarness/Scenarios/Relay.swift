@@ -10,48 +10,7 @@ extension BenchRun {
             return
         }
         log("relay: line of namespaces A–B–C, peermesh")
-        let prefix = namespacePrefix
-        let (a, b, c) = (prefix + "ra", prefix + "rb", prefix + "rc")
-        for namespace in [a, b, c] { try addNamespace(namespace) }
-        try veth((a, prefix + "a0", "10.213.1.1/24"), (b, prefix + "b0", "10.213.1.2/24"))
-        try veth((b, prefix + "b1", "10.213.2.2/24"), (c, prefix + "c0", "10.213.2.3/24"))
-        var status = PMStatus.notYet
-        var relayed: [Measurement] = [], direct: [Measurement] = []
-        let readyB = "\(work)/relay-B.ready", readyC = "\(work)/relay-C.ready"
-        switch try startServe("pm-relay-serve-B", ready: readyB, prefix: ["ip", "netns", "exec", b],
-                              ["--encryption", "required", "--listen", "10.213.1.2", "--listen", "10.213.2.2"]) {
-        case .failure(let failure): status = failure.status
-        case .success(let serveB):
-            switch try startServe("pm-relay-serve-C", ready: readyC, prefix: ["ip", "netns", "exec", c],
-                                  ["--encryption", "required", "--listen", "10.213.2.3", "--join", readyB]) {
-            case .failure(let failure): status = failure.status
-            case .success(let serveC):
-                status = .ok
-                reps: for rep in 1...options.reps {
-                    for to in ["C", "B"] {
-                        let label = "pm-relay-run-to\(to)-\(rep)"
-                        let run = try runForeground(label, timeout: 120, in: work, [
-                            "ip", "netns", "exec", a, options.peermesh, "run", "relay", "--connect", readyB,
-                            "--to", "\(work)/relay-\(to).ready", "--message-size", "1048576",
-                            "--seconds", "\(options.seconds)", "--json",
-                        ])
-                        status = self.status(label, run.exitCode)
-                        guard status == .ok else {
-                            if status == .error { fail(label, "peermesh-bench run relay failed (rc \(run.exitCode))") }
-                            break reps
-                        }
-                        noteRSS("relay", "peermesh-bench run relay (A)", run)
-                        let output = Measurement(file: "\(logs)/\(label).out")
-                        if to == "C" { relayed.append(output) } else { direct.append(output) }
-                    }
-                }
-                stopBackground(serveC)
-                if status != .notYet { noteRSS("relay", "peermesh-bench serve (C)", serveC) }
-            }
-            stopBackground(serveB)
-            if status != .notYet { noteRSS("relay", "peermesh-bench serve (B, relay)", serveB) }
-        }
-        hosts.teardown()
+        var (status, relayed, direct) = try measureRelay(id: "relay", subnet: 213, shaped: nil)
         checkKeys(&status, relayed + direct, ["bits_per_second"])
         guard status == .ok else {
             row(name, cell(status), cell(status), "—", target, "—")
@@ -63,5 +22,58 @@ extension BenchRun {
         if cells.met == "yes", (relayRSS ?? .infinity) > 64 * 1024 { cells.met = "no" }
         row(name, format(throughRelay, .gigabits), format(straight, .gigabits) + " (PeerMesh A→B direct)",
             cells.ratio, target, cells.met)
+    }
+
+    /// PeerMesh A→B→C through the relay B and A→B direct, `options.reps` times each, on a line of three new
+    /// namespaces A–B–C (10.`subnet`.1.0/24 and 10.`subnet`.2.0/24; A cannot reach C), its veth links shaped by
+    /// `shaped` (each interface's egress: namespace, interface) before anyone starts. The namespaces are gone after.
+    func measureRelay(id: String, subnet: Int, shaped: (((namespace: String, interface: String)) throws -> Void)?) throws
+        -> (status: PMStatus, relayed: [Measurement], direct: [Measurement]) {
+        let prefix = namespacePrefix + id.prefix(2)
+        let (a, b, c) = (prefix + "a", prefix + "b", prefix + "c")
+        for namespace in [a, b, c] { try addNamespace(namespace) }
+        let (ab, ba, bc, cb) = (prefix + "a0", prefix + "b0", prefix + "b1", prefix + "c0")
+        let (addressB1, addressB2) = ("10.\(subnet).1.2", "10.\(subnet).2.2")
+        try veth((a, ab, "10.\(subnet).1.1/24"), (b, ba, addressB1 + "/24"))
+        try veth((b, bc, addressB2 + "/24"), (c, cb, "10.\(subnet).2.3/24"))
+        if let shaped { for end in [(a, ab), (b, ba), (b, bc), (c, cb)] { try shaped((end.0, end.1)) } }
+        defer { hosts.teardown() }
+        var status = PMStatus.notYet
+        var relayed: [Measurement] = [], direct: [Measurement] = []
+        let readyB = "\(work)/\(id)-B.ready", readyC = "\(work)/\(id)-C.ready"
+        switch try startServe("pm-\(id)-serve-B", ready: readyB, prefix: ["ip", "netns", "exec", b],
+                              ["--encryption", "required", "--listen", addressB1, "--listen", addressB2]) {
+        case .failure(let failure): status = failure.status
+        case .success(let serveB):
+            switch try startServe("pm-\(id)-serve-C", ready: readyC, prefix: ["ip", "netns", "exec", c],
+                                  ["--encryption", "required", "--listen", "10.\(subnet).2.3", "--join", readyB]) {
+            case .failure(let failure): status = failure.status
+            case .success(let serveC):
+                status = .ok
+                reps: for rep in 1...options.reps {
+                    for to in ["C", "B"] {
+                        let label = "pm-\(id)-run-to\(to)-\(rep)"
+                        let run = try runForeground(label, timeout: 120, in: work, [
+                            "ip", "netns", "exec", a, options.peermesh, "run", "relay", "--connect", readyB,
+                            "--to", "\(work)/\(id)-\(to).ready", "--message-size", "1048576",
+                            "--seconds", "\(options.seconds)", "--json",
+                        ])
+                        status = self.status(label, run.exitCode)
+                        guard status == .ok else {
+                            if status == .error { fail(label, "peermesh-bench run relay failed (rc \(run.exitCode))") }
+                            break reps
+                        }
+                        noteRSS(id, "peermesh-bench run relay (A)", run)
+                        let output = Measurement(file: "\(logs)/\(label).out")
+                        if to == "C" { relayed.append(output) } else { direct.append(output) }
+                    }
+                }
+                stopBackground(serveC)
+                if status != .notYet { noteRSS(id, "peermesh-bench serve (C)", serveC) }
+            }
+            stopBackground(serveB)
+            if status != .notYet { noteRSS(id, "peermesh-bench serve (B, relay)", serveB) }
+        }
+        return (status, relayed, direct)
     }
 }

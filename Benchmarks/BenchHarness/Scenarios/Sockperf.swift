@@ -134,7 +134,7 @@ extension BenchRun {
     }
 
     /// sockperf's p50 and p99 RTT in µs from `LOG/LABEL.out` (nil, noted in `.err`, when they are missing).
-    private func sockperfPercentiles(_ label: String) -> (p50: Double, p99: Double)? {
+    func sockperfPercentiles(_ label: String) -> (p50: Double, p99: Double)? {
         guard let p50 = sockperfMatch(label, #"percentile 50\.000 =\s*([0-9.]+)"#)?.first,
               let p99 = sockperfMatch(label, #"percentile 99\.000 =\s*([0-9.]+)"#)?.first,
               sockperfText(label).contains("avg-rtt") else {
@@ -145,7 +145,7 @@ extension BenchRun {
     }
 
     /// The numbers captured by the first match of `pattern` in sockperf's output (colours removed).
-    private func sockperfMatch(_ label: String, _ pattern: String) -> [Double]? {
+    func sockperfMatch(_ label: String, _ pattern: String) -> [Double]? {
         let text = sockperfText(label)
         guard let regex = try? NSRegularExpression(pattern: pattern),
               let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) else { return nil }

@@ -37,7 +37,7 @@ extension BenchRun {
 
     /// iperf3's received bits per second from its JSON report (`LOG/LABEL.out`); a report with an `error` key
     /// or without the figure is logged to `LOG/LABEL.err`.
-    private func iperfBitsPerSecond(_ label: String) -> Double? {
+    func iperfBitsPerSecond(_ label: String) -> Double? {
         let report = JSONValue.lastObject(inFile: "\(logs)/\(label).out")
         if let error = report?["error"] {
             let text = if case .string(let message) = error { message } else { "\(error)" }
