@@ -186,7 +186,8 @@ final class LinkHandler: ChannelInboundHandler {
         perform(machine.invitationDecision(decision, now: .now()))
     }
 
-    /// Closes the link with a Close frame saying why (`replaced`: a newer link of the same member took its place).
+    /// Closes the link with a Close frame saying why, in `message` too when given (`replaced`: a newer link of the same
+    /// member took its place; `protocolViolation`: the session expelled the member).
     func leave(_ reason: Frame.Close.Reason = .goodbye, message: String? = nil) { perform(machine.closeRequested(reason, message: message)) }
 
     /// Completes when the connection is closed (nil before the handler joined a pipeline).

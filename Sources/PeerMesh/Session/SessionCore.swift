@@ -212,13 +212,13 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         return security
     }
 
-    /// The app answered an admission question.
     /// The transfers caught `peer` sending past its window (`TransferTransport`).
     func expel(_ peer: PeerID, reason: PeerMeshError) {
         guard !isClosed else { return }
         perform(machine.expel(peer, reason: reason, now: .now()))
     }
 
+    /// The app answered an admission question.
     func admissionAnswered(_ peer: PeerID, admitted: Bool) {
         guard !isClosed else { return }
         perform(machine.admissionAnswered(peer, admitted: admitted, now: .now()))
