@@ -94,6 +94,14 @@ struct RelayFloodTests {
             #expect(told?.reason?.contains("credit") == true, "\(hostile.child.output.suffix(3000))")
             let atRelay = try await relay.stats(within: 10) { $0.members?.contains("mallory") == false }
             #expect(atRelay.members?.sorted() == ["alice", "carol"] && atRelay.counters?["expelledMembers"] == 1, "\(atRelay)")
+            // It stays out: its new invitation is declined, whatever the relay's app would have said.
+            do {
+                _ = try await hostile.command("join relay 10", within: 20)
+                Issue.record("mallory was let back in")
+            } catch {
+                #expect("\(error)".contains("declined"), "\(error)")
+            }
+            #expect(try await relay.command("stats").members?.contains("mallory") == false)
             let again = try await alice.command("send carol 10 reliable", within: 60)
             let later = try await carol.stats(within: 60) { ($0.received?["alice"]?.delivered ?? 0) >= 110 }
             #expect(later.received?["alice"]?.delivered == 110, "alice → carol after the relay expelled mallory: \(again)")

@@ -273,6 +273,12 @@ extension SessionCore {
         }
         invitationByPeer[peer.peerID.keyID] = id
         evict(heldInvitations.admit(id, address: link.remoteAddress?.addressBytes ?? []))
+        // A member we expelled (it sent past a window) stays out for the rest of the session, whatever the app's
+        // policy would say: its invitations are declined without asking.
+        if machine.isExpelled(peer.peerID) {
+            link.invitationDecision(.decline)
+            return
+        }
         if isFull {
             link.invitationDecision(.sessionFull)
             return

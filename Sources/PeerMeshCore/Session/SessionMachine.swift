@@ -140,6 +140,8 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     /// with the Close's reason. That newer link is most likely our own dial (both sides invited each other, and the peer
     /// kept ours), whose acceptance is still on its way on the other connection: the member stays until the dial ends.
     var replacedWhileDialling: [[UInt8]: (link: Link, reason: PeerMeshError?)] = [:]
+    /// Members we expelled (`expel`): refused on every path, and their invitations declined, for the rest of the session.
+    var expelled: Set<[UInt8]> = []
     /// Where we listen, published in our record, and the addresses our links' peers have.
     var listeningEndpoints: [ConnectionData.Endpoint] = []
     var linkAddresses: [Link: [UInt8]] = [:]
@@ -457,11 +459,12 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     /// Disconnects a member that broke a rule no honest member breaks — it sent past the window we gave it, which the
     /// transfers report as `windowExceeded` — and refuses it for the rest of the session on every path: its link to
     /// us closes with a protocol-violation Close, and through others it hears our refusal, as after an app's refusal.
-    /// It is reported `.notConnected` with `reason`. Relays cannot judge windows (the channel is sealed, and its
+    /// It is reported `.notConnected` with `reason`, and its invitations are declined (`isExpelled`); only a dial of ours
+    /// links it again. Relays cannot judge windows (the channel is sealed, and its
     /// acknowledgements may take other paths): only the member whose window it is can, so it is the one that expels.
     @_specialize(exported: true, where Link == ObjectIdentifier, Ticket == SendTicket)
     public mutating func expel(_ peer: PeerID, reason: PeerMeshError, now: NIODeadline) -> [Directive] {
-        guard !isClosed, let handle = members.handle(peer.keyID), admissions.stage(of: peer.keyID) != .decided(.refused) else { return [] }
+        guard !isClosed, let handle = members.handle(peer.keyID), expelled.insert(peer.keyID).inserted else { return [] }
         counters.expelledMembers += 1
         admissions.expel(peer.keyID)
         if let link = members[handle].directLink {
@@ -498,6 +501,9 @@ public struct SessionMachine<Link: Hashable, Ticket> {
     }
 
     // MARK: Questions
+
+    /// Whether we expelled `peer` in this session (`expel`): the shell declines its invitations without asking the app.
+    public func isExpelled(_ peer: PeerID) -> Bool { expelled.contains(peer.keyID) }
 
     /// Whether frames can go to `peer` now: it is a member or a neighbour (its channel holds them until its record
     /// arrives, if it has to).

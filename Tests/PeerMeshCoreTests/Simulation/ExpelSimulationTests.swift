@@ -38,6 +38,7 @@ import Testing
         #expect(!network.members[0].machine!.isMember(network.peerID(2)), "the expelled member heard the refusal")
         #expect(network.members[0].log.lastReason[network.peerID(2).keyID] == .invitationDeclined)
         #expect(at2.machine!.counters.expelledMembers == 1)
+        #expect(at2.machine!.isExpelled(network.peerID(0)) && !at2.machine!.isExpelled(network.peerID(1)), "its invitations are declined")
         #expect(at2.machine!.counters.droppedUnadmitted > 0 || at2.machine!.counters.heldBack > 0)
         for (a, b) in [(0, 1), (0, 3), (1, 3), (1, 2), (3, 2)] {
             #expect(network.members[a].machine!.isMember(network.peerID(b)) && network.members[b].machine!.isMember(network.peerID(a)),
