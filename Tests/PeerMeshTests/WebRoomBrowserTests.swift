@@ -156,12 +156,17 @@ struct WebRoomBrowserTests {
                 // A slow link from here on, so files are still on their way when bob acts.
                 try await Self.shape(hosts, a, subnet: subnet, rate: "4mbit")
 
+                /// Alice picks an 8 MiB file named `name` in her page; bob accepts it in his.
+                func offerAccepted(_ name: String) async throws {
+                    let file = dir.appendingPathComponent(name)
+                    try Data(repeating: 7, count: 8 << 20).write(to: file)
+                    try await alice.browser.chooseFiles("#file-input", [file.path])
+                    #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden && o.textContent.includes('\(name)')", within: 15))
+                    try await bob.browser.click("#offer-accept")
+                }
+
                 // bob cancels a file on its way; both pages say it ended.
-                let big = dir.appendingPathComponent("big.bin")
-                try Data(repeating: 7, count: 8 << 20).write(to: big)
-                try await alice.browser.chooseFiles("#file-input", [big.path])
-                #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden && o.textContent.includes('big.bin')", within: 15))
-                try await bob.browser.click("#offer-accept")
+                try await offerAccepted("big.bin")
                 #expect(try await bob.browser.waitUntil("return !!document.querySelector('#transfers li[data-number]:not(.ended) .cancel:not([disabled])')", within: 15))
                 await bob.screenshot("08-bob-receiving")
                 try await bob.browser.click("#transfers li[data-number]:not(.ended) .cancel")
@@ -171,11 +176,7 @@ struct WebRoomBrowserTests {
 
                 // bob leaves in the middle of the next file: alice's page says so at once, not after a timeout. (Another
                 // file: bob's answer to big.bin would hold for it offered again.)
-                let other = dir.appendingPathComponent("other.bin")
-                try Data(repeating: 9, count: 8 << 20).write(to: other)
-                try await alice.browser.chooseFiles("#file-input", [other.path])
-                #expect(try await bob.browser.waitUntil("const o = document.querySelector('#offer'); return !!o && !o.hidden", within: 15))
-                try await bob.browser.click("#offer-accept")
+                try await offerAccepted("other.bin")
                 #expect(try await alice.browser.waitUntil("return [...document.querySelectorAll('#transfers li[data-number]:not(.ended)')].some(r => r.textContent.includes('other.bin'))", within: 15))
                 let left = ContinuousClock.now
                 try await bob.browser.click("#leave")

@@ -62,15 +62,7 @@ extension BenchRun {
         var cells = (ratio: "—", met: "—")
         var pmCell = cell(pm.status)
         if pm.status == .ok {
-            // a missing key counts as verified (older runners did not report it); anything but true does not
-            for output in pm.outputs {
-                switch output.json?["hash_verified"] {
-                case nil, .bool(true)?: continue
-                default:
-                    fail((output.file as NSString).lastPathComponent, "peermesh file: hash not verified")
-                    pm.status = .error
-                }
-            }
+            checkHashVerified(&pm.status, pm.outputs)
             let rss = (pm.runs + [pm.serve].compactMap { $0 }).map(\.rssKiB).max() ?? 0
             if pm.status == .ok {
                 let value = try medianOf("bits_per_second", pm.outputs)
@@ -121,6 +113,19 @@ extension BenchRun {
             return nil
         }
         return size * 8 / dd.wallSeconds
+    }
+
+    /// Every `run file` output reports its hash verified, else the status becomes error. A missing key counts as
+    /// verified (older runners did not report it; the receiver checks the SHA-256 before a transfer is done).
+    func checkHashVerified(_ status: inout PMStatus, _ outputs: [Measurement]) {
+        for output in outputs {
+            switch output.json?["hash_verified"] {
+            case nil, .bool(true)?: continue
+            default:
+                fail((output.file as NSString).lastPathComponent, "peermesh file: hash not verified")
+                status = .error
+            }
+        }
     }
 
     /// The random file shared by scp, file and latency-under-load.

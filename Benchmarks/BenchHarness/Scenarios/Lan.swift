@@ -15,16 +15,8 @@ extension BenchRun {
         log("lan: file, 64 B messages and round trips over one 1 Gbit/s veth link (\(options.reps) x)")
         try lanPair()
         log("lan: relayed and direct over 1 Gbit/s veth links")
-        var (status, relayed, direct) = try measureRelay(id: "lan", subnet: 216, shaped: shapeToOneGigabit)
-        checkKeys(&status, relayed + direct, ["bits_per_second"])
-        guard status == .ok else {
-            row(relayName, cell(status), cell(status), "—", relayTarget, "—")
-            return
-        }
-        let throughRelay = try medianOf("bits_per_second", relayed), straight = try medianOf("bits_per_second", direct)
-        let cells = ratioCells(throughRelay, straight, .atLeast, 0.95)
-        row(relayName, format(throughRelay, .gigabits), format(straight, .gigabits) + " (PeerMesh A→B direct, same links)",
-            cells.ratio, relayTarget, cells.met)
+        try relayRow(relayName, target: relayTarget, id: "lan", subnet: 216, shaped: shapeToOneGigabit, atLeast: 0.95,
+                     directSuffix: " (PeerMesh A→B direct, same links)")
     }
 
     /// The rows `lanPair` writes (name, target), in order.
@@ -121,16 +113,7 @@ extension BenchRun {
         checkKeys(&file.status, file.outputs, ["bits_per_second"])
         checkKeys(&messages.status, messages.outputs, ["messages_per_second"])
         checkKeys(&rtt.status, rtt.outputs, ["p50_us", "p99_us"])
-        for output in file.outputs {
-            // The receiver checks the SHA-256 before the transfer counts as done; a runner that reports the check must
-            // report it passed (as `file` reads it).
-            switch output.json?["hash_verified"] {
-            case nil, .bool(true)?: continue
-            default:
-                fail((output.file as NSString).lastPathComponent, "peermesh file: hash not verified")
-                file.status = .error
-            }
-        }
+        checkHashVerified(&file.status, file.outputs)
         let rows = lanPairRows
         try medianRow(rows[0].0, target: rows[0].1, file, key: "bits_per_second", unit: .gigabits,
                       baseline: iperf, baselineSuffix: " (iperf3, same link)", .atLeast, 0.95)

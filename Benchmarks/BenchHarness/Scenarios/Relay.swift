@@ -10,18 +10,27 @@ extension BenchRun {
             return
         }
         log("relay: line of namespaces A–B–C, peermesh")
-        var (status, relayed, direct) = try measureRelay(id: "relay", subnet: 213, shaped: nil)
+        try relayRow(name, target: target, id: "relay", subnet: 213, shaped: nil, atLeast: 0.6, directSuffix: " (PeerMesh A→B direct)",
+                     relayRSSAtMost: 64 * 1024)
+    }
+
+    /// Measures relayed against direct (`measureRelay`) and writes the row: met when the ratio is at least `atLeast`
+    /// and, if `relayRSSAtMost` (KiB) is given, the relay's peak RSS stays within it.
+    func relayRow(_ name: String, target: String, id: String, subnet: Int, shaped: (((namespace: String, interface: String)) throws -> Void)?,
+                  atLeast threshold: Double, directSuffix: String, relayRSSAtMost: Double? = nil) throws {
+        var (status, relayed, direct) = try measureRelay(id: id, subnet: subnet, shaped: shaped)
         checkKeys(&status, relayed + direct, ["bits_per_second"])
         guard status == .ok else {
             row(name, cell(status), cell(status), "—", target, "—")
             return
         }
         let throughRelay = try medianOf("bits_per_second", relayed), straight = try medianOf("bits_per_second", direct)
-        var cells = ratioCells(throughRelay, straight, .atLeast, 0.6)
-        let relayRSS = results.rss.last { $0.scenario == "relay" && $0.process == "peermesh-bench serve (B, relay)" }?.kib
-        if cells.met == "yes", (relayRSS ?? .infinity) > 64 * 1024 { cells.met = "no" }
-        row(name, format(throughRelay, .gigabits), format(straight, .gigabits) + " (PeerMesh A→B direct)",
-            cells.ratio, target, cells.met)
+        var cells = ratioCells(throughRelay, straight, .atLeast, threshold)
+        if let relayRSSAtMost, cells.met == "yes" {
+            let relayRSS = results.rss.last { $0.scenario == id && $0.process == "peermesh-bench serve (B, relay)" }?.kib
+            if (relayRSS ?? .infinity) > relayRSSAtMost { cells.met = "no" }
+        }
+        row(name, format(throughRelay, .gigabits), format(straight, .gigabits) + directSuffix, cells.ratio, target, cells.met)
     }
 
     /// PeerMesh A→B→C through the relay B and A→B direct, `options.reps` times each, on a line of three new
