@@ -1,6 +1,10 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import NIOConcurrencyHelpers
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `peermesh-bench`: the PeerMesh side of `Scripts/bench` (one server process, one client process). It is its own
 /// executable so that benchmark code does not ship in `peermesh`.
@@ -73,7 +77,7 @@ struct BenchCommand: AsyncParsableCommand {
             Task { [receiving = configuration.receivingDirectory] in
                 for await _ in terminated.arrivals {
                     try? FileManager.default.removeItem(at: receiving)
-                    Foundation.exit(0)
+                    Glibc.exit(0)
                 }
             }
             let session = try Session(identity: try Identity.generate(displayName: "bench-server"), encryption: encryption, configuration: configuration)
@@ -376,16 +380,16 @@ struct BenchCommand: AsyncParsableCommand {
         /// remove it).
         private func sourceFile() throws -> (url: URL, size: Int, generated: Bool) {
             guard let file else { return (try makeFile(), fileSize, true) }
-            let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.intValue ?? 0
+            let size = PeerMesh.fileSize(atPath: file).map(Int.init) ?? 0
             return (URL(fileURLWithPath: file), size, false)
         }
 
         /// A scratch file of `fileSize` pseudo-random bytes (so nothing compresses or dedupes), removed by the caller.
         private func makeFile() throws -> URL {
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("pm-bench-file-\(getpid())")
-            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
-            let handle = try FileHandle(forWritingTo: url)
-            defer { try? handle.close() }
+            let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw ValidationErrorText("cannot create \(url.path): errno \(errno)") }
+            defer { close(descriptor) }
             var block = [UInt8](repeating: 0, count: 1 << 20)
             var state: UInt64 = 0x2545_f491_4f6c_dd1d
             var remaining = fileSize
@@ -395,7 +399,7 @@ struct BenchCommand: AsyncParsableCommand {
                     block.withUnsafeMutableBytes { $0.storeBytes(of: state, toByteOffset: index, as: UInt64.self) }
                 }
                 let count = min(remaining, block.count)
-                try handle.write(contentsOf: block[0..<count])
+                writeAll(block[0..<count], to: descriptor)
                 remaining -= count
             }
             return url
@@ -470,7 +474,12 @@ struct BenchCommand: AsyncParsableCommand {
             return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
         }
 
-        static func format(_ value: Double) -> String { String(format: "%.3f", value) }
+        /// `value` with three decimals.
+        static func format(_ value: Double) -> String {
+            let thousandths = Int64((value * 1000).rounded())
+            let fraction = String(abs(thousandths) % 1000)
+            return (thousandths < 0 ? "-" : "") + "\(abs(thousandths) / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+        }
     }
 }
 
@@ -481,7 +490,7 @@ extension Duration {
 
 /// A flag one task sets and another polls.
 final class ManagedAtomicFlag: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = NIOLock()
     private var value = false
     var isSet: Bool { lock.withLock { value } }
     func set() { lock.withLock { value = true } }

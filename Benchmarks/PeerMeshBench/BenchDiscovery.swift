@@ -1,6 +1,9 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension BenchCommand.Run {
     /// `discovery --advertise NAME` advertises until SIGTERM; `discovery --browse NAME` prints one JSON line as

@@ -1,5 +1,9 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A signal turned into an async sequence of arrivals (the signal's default action is disabled for the life of
 /// the process). Keep the value alive as long as arrivals matter.
@@ -24,7 +28,7 @@ enum BenchReport {
             "\"\(key)\":" + (value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value))
         }
         let text = "{" + (["\"e\":\"\(event)\""] + body).joined(separator: ",") + "}\n"
-        FileHandle.standardOutput.write(Data(text.utf8))
+        writeAll(text.utf8, to: STDOUT_FILENO)
     }
 }
 

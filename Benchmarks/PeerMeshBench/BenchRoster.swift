@@ -1,5 +1,10 @@
-import Foundation
+import FoundationEssentials
+import NIOConcurrencyHelpers
 import PeerMesh
+import PeerMeshCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `peermesh-bench run roster --members N`: a session of N processes on loopback, joined in a ring, and how long
 /// the roster takes to fill and what its link-state traffic costs.
@@ -59,7 +64,7 @@ struct RosterBench {
             for index in 1..<members {
                 while true {
                     if let text = try? String(contentsOfFile: readyFiles[index], encoding: .utf8), !text.isEmpty {
-                        peers.append(try ConnectionData(encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)).peerID)
+                        peers.append(try ConnectionData(encoded: text.trimmed).peerID)
                         break
                     }
                     try children.checkAlive()
@@ -73,7 +78,7 @@ struct RosterBench {
             children.signalAll(SIGUSR2)
             let closing: Task<Void, Error>? = members >= 3 ? Task {
                 let last = try String(contentsOfFile: readyFiles[members - 1], encoding: .utf8)
-                try await session.connect(using: try ConnectionData(encoded: last.trimmingCharacters(in: .whitespacesAndNewlines)))
+                try await session.connect(using: try ConnectionData(encoded: last.trimmed))
             } : nil
             let fullBy = ContinuousClock.now + .seconds(60)
             while !(own.snapshot.fullAt != nil && children.all { $0.log.fullAt != nil }) {
@@ -184,7 +189,7 @@ struct MemberRecord: Sendable {
 
 /// Our own member's record, updated from the session's event task.
 final class MemberLog: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = NIOLock()
     private var record = MemberRecord()
     private let full: Int
 
@@ -204,12 +209,11 @@ final class BenchChildren: @unchecked Sendable {
         var exited = false
     }
 
-    private let lock = NSLock()
+    private let lock = NIOLock()
     private var children: [Child] = []
     private var buffers: [Int32: [UInt8]] = [:]
     private var full = 0
     private var stopped = false
-    private var reader: Thread?
     private var reaped = false
 
     var members: [Child] { lock.withLock { children } }
@@ -243,10 +247,7 @@ final class BenchChildren: @unchecked Sendable {
 
     /// Starts the thread that reads every child's report lines.
     func startReading() {
-        let thread = Thread { [self] in readLoop() }
-        thread.name = "bench-children"
-        thread.start()
-        reader = thread
+        startDetachedThread { [self] in readLoop() }
     }
 
     /// Throws when a child exited (its standard output closed) before the run ended.
@@ -339,16 +340,16 @@ final class BenchChildren: @unchecked Sendable {
 
     /// A report line: `{"e":"NAME","key":number,...}` (as `BenchReport.line` writes it).
     static func parse(_ line: String) -> (String, [String: Double])? {
-        let body = line.trimmingCharacters(in: .whitespaces)
+        let body = line.trimmed
         guard body.hasPrefix("{"), body.hasSuffix("}") else { return nil }
         var event: String?
         var fields: [String: Double] = [:]
         for part in body.dropFirst().dropLast().split(separator: ",") {
             let pair = part.split(separator: ":", maxSplits: 1)
             guard pair.count == 2 else { return nil }
-            let key = pair[0].trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
-            let value = pair[1].trimmingCharacters(in: .whitespaces)
-            if key == "e" { event = value.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) } else { fields[key] = Double(value) }
+            let key = pair[0].filter { $0 != "\"" && $0 != " " }
+            let value = pair[1].trimmed
+            if key == "e" { event = value.filter { $0 != "\"" } } else { fields[key] = Double(value) }
         }
         return event.map { ($0, fields) }
     }

@@ -1,5 +1,11 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import NIOConcurrencyHelpers
 import PeerMesh
+import PeerMeshCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `unreliable` and `game-tick`: the unreliable mode's rows of `Scripts/bench`.
 extension BenchCommand.Run {
@@ -154,7 +160,7 @@ struct GameTickBench {
     /// machine's (which has real interfaces), so the rule cannot touch anyone else's traffic.
     static var insidePrivateNetworkNamespace: Bool {
         guard let devices = try? String(contentsOfFile: "/proc/net/dev", encoding: .utf8) else { return false }
-        let names = devices.split(separator: "\n").dropFirst(2).compactMap { $0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) }
+        let names = devices.split(separator: "\n").dropFirst(2).compactMap { $0.split(separator: ":").first?.trimmed }
         return names == ["lo"]
     }
 
@@ -190,7 +196,7 @@ struct GameTickBench {
 
 /// Latencies in µs from many reader tasks.
 final class LatencyLog: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = NIOLock()
     private var values: [Double] = []
     func add(_ value: Double) { lock.withLock { values.append(value) } }
     func sorted() -> [Double] { lock.withLock { values.sorted() } }

@@ -1,6 +1,9 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `--encryption required|optional|none`, spelled as the preference describes itself.
 extension EncryptionPreference: ExpressibleByArgument {
@@ -12,12 +15,12 @@ extension EncryptionPreference: ExpressibleByArgument {
 
 /// Writes one line to standard error.
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    writeAll((text + "\n").utf8, to: STDERR_FILENO)
 }
 
 /// Writes one line straight to standard output's file descriptor, so that each reaches the runner's pipe at once.
 func writeLine(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    writeAll((text + "\n").utf8, to: STDOUT_FILENO)
 }
 
 /// A failure with a message (ArgumentParser's `ValidationError` prints usage, which is not wanted here).

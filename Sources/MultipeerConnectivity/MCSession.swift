@@ -180,9 +180,9 @@ open class MCSession: NSObject, @unchecked Sendable {
             return nil
         }
         let queue = delegateQueue
-        return backing.sendResource(at: resourceURL, name: resourceName, to: peerID.peerID) { error in
+        return .following(backing.sendResource(at: resourceURL, name: resourceName, to: peerID.peerID) { error in
             queue.async { handler.value?(error.map(MCError.init)) }
-        }
+        })
     }
 
     /// Opens a byte stream named `streamName` to `peerID`: write to the returned stream after `open()` (its
@@ -329,7 +329,7 @@ open class MCSession: NSObject, @unchecked Sendable {
         case .invitation(let invitation):
             answer(invitation)
         case .resourceStarted(let name, let peer, let progress, _):
-            let progress = Unchecked(progress)
+            let progress = Unchecked(Progress.following(progress))
             await callDelegate { session, delegate in
                 delegate.session(session, didStartReceivingResourceWithName: name, fromPeer: MCPeerID(remote: peer), with: progress.value)
             }

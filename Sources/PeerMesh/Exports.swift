@@ -1,6 +1,5 @@
+import FoundationEssentials
 @_exported import PeerMeshCore
-
-import Foundation
 
 extension PeerMeshError: LocalizedError {
     /// The human message, so `localizedDescription` says what to do.

@@ -103,7 +103,7 @@ public struct PeerMeshError: Error, Hashable, Sendable, CustomStringConvertible 
     public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
-        self.underlying = underlying.map { String(describing: $0) }
+        self.underlying = underlying.map(reasonText)
     }
 
     /// `code: message (underlying)`.

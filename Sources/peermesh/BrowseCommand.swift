@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// `peermesh browse`: the rooms nearby, each with its host's key, and their members, printed as they appear.

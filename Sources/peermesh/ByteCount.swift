@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// A size given on the command line: a number of bytes, optionally with a K, M, G or T suffix (powers of 1024;
@@ -19,7 +19,7 @@ struct ByteCount: ExpressibleByArgument, Sendable, Equatable, CustomStringConver
     init(bytes: UInt64) { self.bytes = bytes }
 
     init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
+        let text = argument.trimmed.lowercased()
         let number = text.prefix { $0.isNumber || $0 == "." }
         let units = ["": 0, "b": 0, "k": 1, "kb": 1, "kib": 1, "m": 2, "mb": 2, "mib": 2, "g": 3, "gb": 3, "gib": 3, "t": 4, "tb": 4, "tib": 4]
         guard let value = Double(number), value >= 0, let power = units[String(text.dropFirst(number.count))] else { return nil }

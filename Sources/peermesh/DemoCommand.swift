@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// `peermesh demo`: two peers in one process form a TLS session on loopback and talk, narrating each step.

@@ -1,6 +1,9 @@
 import CStderrFilter
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `--verbose`, and where the C libraries' own warnings go.
 ///
@@ -23,7 +26,7 @@ enum Diagnostics {
             guard let bytes else { return 0 }
             let text = String(decoding: UnsafeRawBufferPointer(start: bytes, count: count), as: UTF8.self)
             let shown = Diagnostics.route(text, verbose: Diagnostics.isVerbose)
-            if !shown.isEmpty { FileHandle.standardError.write(Data(shown.utf8)) }
+            ScreenPainter.write(shown, to: STDERR_FILENO)
             return count
         }
     }

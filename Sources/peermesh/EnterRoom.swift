@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// How long `join` and `send` keep looking after the first room that matches, in case another room has the same

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// Prints one line per session event, the way a person reads them (`listen`, `connect`, `demo`).

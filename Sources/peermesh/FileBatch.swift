@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What one `/send` or `send --file` sends: files and whole folders, as the list of files that go (a folder's
 /// files keep their place under the folder's name, `holiday/day 1/a.jpg`, so they arrive as a folder).
@@ -27,25 +31,21 @@ struct FileBatch: Sendable, Equatable {
         let manager = FileManager.default
         var items: [Item] = []
         for url in urls {
-            var isDirectory: ObjCBool = false
+            var isDirectory = false
             guard manager.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
                 throw CLIError("Cannot read \(url.path): check the path and its permissions.")
             }
-            guard isDirectory.boolValue else {
+            guard isDirectory else {
                 items.append(try Self.item(url, name: url.lastPathComponent))
                 continue
             }
             let folder = url.standardizedFileURL
-            guard let walker = manager.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey],
-                                                  options: [.skipsHiddenFiles]) else {
+            guard let relativePaths = Self.regularFiles(under: folder.path) else {
                 throw CLIError("Cannot read the folder \(url.path): check its permissions.")
             }
             var found: [Item] = []
-            for case let file as URL in walker {
-                let values = try? file.resourceValues(forKeys: [.isRegularFileKey, .isSymbolicLinkKey])
-                guard values?.isRegularFile == true, values?.isSymbolicLink != true else { continue }
-                let relative = file.standardizedFileURL.path.dropFirst(folder.path.count).drop { $0 == "/" }
-                found.append(try Self.item(file, name: folder.lastPathComponent + "/" + relative))
+            for relative in relativePaths {
+                found.append(try Self.item(folder.appendingPathComponent(relative), name: folder.lastPathComponent + "/" + relative))
             }
             guard !found.isEmpty else { throw CLIError("The folder \(url.path) has no files to send.") }
             items += found.sorted { $0.name < $1.name }
@@ -65,12 +65,29 @@ struct FileBatch: Sendable, Equatable {
         self.label = label
     }
 
+    /// The regular files under `root` as paths relative to it, in name order: hidden files and folders, and
+    /// symbolic links, left out (links are not followed); nil when `root` cannot be read.
+    static func regularFiles(under root: String) -> [String]? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: root) else { return nil }
+        var files: [String] = []
+        for name in names.sorted() where !name.hasPrefix(".") {
+            var info = stat()
+            guard lstat(root + "/" + name, &info) == 0 else { continue }
+            switch info.st_mode & S_IFMT {
+            case S_IFREG: files.append(name)
+            case S_IFDIR: files += (regularFiles(under: root + "/" + name) ?? []).map { name + "/" + $0 }
+            default: continue
+            }
+        }
+        return files
+    }
+
     private static func item(_ url: URL, name: String) throws(CLIError) -> Item {
         guard FileManager.default.isReadableFile(atPath: url.path),
-              let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber else {
+              let size = fileSize(atPath: url.path) else {
             throw CLIError("Cannot read \(url.path): check the path and its permissions.")
         }
-        return Item(url: url, name: name, size: size.int64Value)
+        return Item(url: url, name: name, size: size)
     }
 
     /// `"notes.txt" (1.2 KiB)`, `folder "holiday" (12 files, 30 MiB)` or `3 files (5 MiB)`: what is about to go.

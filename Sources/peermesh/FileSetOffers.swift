@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
 
@@ -115,11 +115,9 @@ final class FileSetOffers: Sendable {
 
     /// The SHA-256 of the file at `url` in hex (read in 1 MiB pieces); nil when it cannot be read.
     static func sha256(of url: URL) -> String? {
-        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
-        defer { try? handle.close() }
         var hash = SHA256()
-        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty { hash.update(data: chunk) }
-        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+        guard readFilePieces(atPath: url.path, { hash.update(bufferPointer: $0) }) == nil else { return nil }
+        return hash.finalize().hexString
     }
 
     // MARK: Receiver
@@ -129,8 +127,7 @@ final class FileSetOffers: Sendable {
         var have: [String: String] = [:]
         for file in files where !file.name.split(separator: "/").contains("..") {
             let url = folder.appendingPathComponent(file.name)
-            guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber,
-                  size.int64Value == file.size, let digest = sha256(of: url) else { continue }
+            guard fileSize(atPath: url.path) == file.size, let digest = sha256(of: url) else { continue }
             have[file.name] = digest
         }
         return have

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// `peermesh identity`: create or show the identity and its fingerprint.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// Incoming files for `listen` and `connect`: none unless `--downloads` names a directory, and none larger than

@@ -1,6 +1,9 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the joiner sees while the member it asked decides: after a moment without an answer (an `--accept all` host
 /// answers in milliseconds, and such a join should print nothing more), "waiting for alice to accept — your

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where a host listens, as a person types it to join without discovery: `192.168.1.5:7000`, `alice.local:7000`,
 /// `localhost:7000` or `[fe80::1%eth0]:7000`.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// What a host prints so others can join where discovery does not reach (multicast blocked, another subnet): the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// The contents of the `known_peers` file: the key each display name had when we first met it (trust on first use,
@@ -24,10 +24,10 @@ struct KnownPeers: Equatable, Sendable {
     /// Parses a file's text; a malformed line is an error naming its number.
     init(parsing text: String) throws(CLIError) {
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = line.trimmed
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             guard let (name, rest) = Self.unquote(Substring(trimmed)), rest.first == " ",
-                  let keyID = Self.keyID(rest.trimmingCharacters(in: .whitespaces)) else {
+                  let keyID = Self.keyID(rest.trimmed) else {
                 throw CLIError("line \(index + 1) is not `\"NAME\" KEY-ID` (64 hex digits): fix or delete that line.")
             }
             self[name] = keyID

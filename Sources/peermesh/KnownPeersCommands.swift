@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// `peermesh trust NAME KEY-ID`: remember (or replace) the key a display name must have under `--accept known`.
@@ -93,6 +93,6 @@ enum KnownPeersHelp {
     static func shellWord(_ name: String) -> String {
         // `:` is an ordinary word character in sh, bash, zsh and fish: `lobby@10.0.0.1:7000` needs no quotes.
         let plain = name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || "._@+-:".unicodeScalars.contains($0) }
-        return plain ? name : "'" + name.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return plain ? name : "'" + name.replacing("'", with: "'\\''") + "'"
     }
 }

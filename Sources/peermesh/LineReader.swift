@@ -1,15 +1,20 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Standard input as an async stream of lines, read on a thread of its own (blocking reads must not hold a
 /// concurrency thread).
 enum LineReader {
     static func lines() -> AsyncStream<String> {
         AsyncStream { continuation in
-            let thread = Thread {
+            let started = startDetachedThread {
                 while let line = readLine(strippingNewline: true) { continuation.yield(line) }
                 continuation.finish()
             }
-            thread.start()
+            if !started { continuation.finish() }
         }
     }
 }

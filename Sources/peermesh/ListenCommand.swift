@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// `peermesh listen`: host a session reachable with out-of-band connection data.

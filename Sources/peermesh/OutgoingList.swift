@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
 
@@ -68,8 +68,8 @@ final class OutgoingList: Sendable {
         }
         return taken.compactMap { entry in
             let items = entry.files.compactMap { file -> FileBatch.Item? in
-                guard let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber else { return nil }
-                return FileBatch.Item(url: URL(fileURLWithPath: file.path), name: file.name, size: size.int64Value)
+                guard let size = fileSize(atPath: file.path) else { return nil }
+                return FileBatch.Item(url: URL(fileURLWithPath: file.path), name: file.name, size: size)
             }
             return items.isEmpty ? nil : FileBatch(items: items, label: entry.label)
         }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// `peermesh peers`: the members of the room open in another terminal, as `/peers` lists them there.

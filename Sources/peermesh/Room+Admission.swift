@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// Who gets in: the `--accept` policy for invitations, and the numbered questions of `--accept ask`.
@@ -72,7 +72,7 @@ extension Room {
                 output.error("Usage: \(words[0]) N or \(words[0]) NAME; /requests lists the waiting requests.")
                 return true
             }
-            let selector = AdmissionQueue.Selector(words[1].trimmingCharacters(in: .whitespaces))
+            let selector = AdmissionQueue.Selector(words[1].trimmed)
             finish(requests.withLockedValue { $0.take(selector, at: .now) }, accept: command == "/accept")
         case "/requests":
             let (pending, shown) = requests.withLockedValue { ($0.pending, $0.shownRequest?.number) }

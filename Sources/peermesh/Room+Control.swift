@@ -1,5 +1,8 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The room's answers on its control socket (docs/control-protocol.md): what the user's other terminals ask of it.
 extension Room {

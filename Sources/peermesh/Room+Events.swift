@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// The room's events: what the session and the advertisement report, said on the room's output.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// Several files offered as one set (`FileSetOffers`): the sender's side before the first file, and the receiver's
@@ -18,7 +18,7 @@ extension Room {
             // Counted as done, so the status line and the totals add up.
             transfers.withLockedValue { table in
                 for item in there {
-                    let done = Progress(totalUnitCount: item.size)
+                    let done = ResourceProgress(totalUnitCount: item.size)
                     done.completedUnitCount = item.size
                     table.attach(done, to: number)
                 }

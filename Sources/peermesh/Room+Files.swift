@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
 
@@ -99,7 +99,7 @@ extension Room {
     }
 
     /// A resource we send changed phase: say when a member keeps us waiting, went away, or came back.
-    func sendChanged(_ name: String, to peer: PeerID, _ progress: Progress, _ phase: ResourceSendPhase) {
+    func sendChanged(_ name: String, to peer: PeerID, _ progress: ResourceProgress, _ phase: ResourceSendPhase) {
         guard let number = transfers.withLockedValue({ $0.number(of: progress) }) else { return }
         switch phase {
         case .awaitingAnswer:
@@ -196,7 +196,7 @@ extension Room {
     }
 
     /// A file started (or resumed) arriving: numbered, with its size, on the status line of a live terminal.
-    func started(_ file: String, from peer: PeerID, _ progress: Progress, resumedFrom offset: Int64) {
+    func started(_ file: String, from peer: PeerID, _ progress: ResourceProgress, resumedFrom offset: Int64) {
         // The speed counts from here: the part already held (`offset`) arrived before.
         let number = transfers.withLockedValue { table in
             let number = table.add(.receiving, name: file, peer: peer, total: progress.totalUnitCount, progress: progress)
@@ -278,13 +278,13 @@ extension Room {
 
     /// `/cancel [N|NAME|all]`: stops those transfers on both sides (all of them when none is named).
     func cancelTransfers(_ words: String) {
-        let (numbers, progresses) = transfers.withLockedValue { table -> ([Int], [Progress]) in
+        let (numbers, progresses) = transfers.withLockedValue { table -> ([Int], [ResourceProgress]) in
             guard let numbers = table.select(words) else { return ([], []) }
             return (numbers, table.cancel(numbers))
         }
         guard !numbers.isEmpty else {
             let count = transfers.withLockedValue { $0.entries.count }
-            let named = words.trimmingCharacters(in: .whitespaces)
+            let named = words.trimmed
             output.error(count == 0 ? "Nothing is being sent or received."
                          : named.isEmpty ? "\(count) transfers are under way: /cancel N stops one, /cancel all stops all of them; /transfers lists them."
                          : "No transfer \(named); /transfers lists them.")

@@ -1,7 +1,10 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Options shared by the room commands.
 struct RoomOptions: ParsableArguments {
@@ -233,7 +236,7 @@ final class Room: Sendable {
 
     /// Handles one typed line; returns false to leave.
     private func handle(_ typed: String) async -> Bool {
-        let line = typed.trimmingCharacters(in: .whitespaces)
+        let line = typed.trimmed
         if handleAdmission(line) { return true }
         switch line {
         case "":
@@ -293,7 +296,7 @@ final class Room: Sendable {
         }
         do {
             let recipients = try recipients(named: request.recipient)
-            try await send(FileBatch([URL(fileURLWithPath: (rest as NSString).expandingTildeInPath)]), to: recipients)
+            try await send(FileBatch([URL(fileURLWithPath: Completion.expandingTilde(rest))]), to: recipients)
         } catch let error as CLIError {
             output.error(error.description)
         } catch let error as PeerMeshError {

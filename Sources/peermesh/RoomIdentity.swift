@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// A room is its name plus its host's key: two rooms called "lobby" hosted by different people are two rooms, and

@@ -1,5 +1,8 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Prints what happens in a room: one human line per event, or one JSON object per line with `--json`.
 ///
@@ -52,11 +55,12 @@ struct RoomOutput: Sendable {
 
     /// One event as a JSON object: `fields`, `event` and `time`, keys sorted; numbers and booleans as JSON has them.
     static func jsonLine(_ name: String, _ fields: [String: JSONField], at time: Date) -> String {
-        var object = fields.mapValues(\.value)
-        object["event"] = name
-        object["time"] = time.formatted(.iso8601)
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        var object = fields
+        object["event"] = .string(name)
+        object["time"] = .string(time.formatted(.iso8601))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: (try? encoder.encode(object)) ?? Data(), as: UTF8.self)
     }
 
     /// `line` as a human event line: `[HH:MM:SS] ` and the escaped text (rooms and `EventPrinter` alike).
@@ -64,12 +68,18 @@ struct RoomOutput: Sendable {
         "[\(clock(.now))] \(line.text)"
     }
 
-    /// `HH:MM:SS`, 24-hour, in `timeZone` (local time unless a test says otherwise).
-    static func clock(_ time: Date, timeZone: TimeZone = .current) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let parts = calendar.dateComponents([.hour, .minute, .second], from: time)
-        return [parts.hour, parts.minute, parts.second].map { String(format: "%02d", $0 ?? 0) }.joined(separator: ":")
+    /// `HH:MM:SS`, 24-hour: local time (the C library's, from `TZ` or /etc/localtime), or `secondsFromUTC` east of
+    /// UTC when a test says so.
+    static func clock(_ time: Date, secondsFromUTC: Int? = nil) -> String {
+        var seconds = time_t(time.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        if let secondsFromUTC {
+            seconds += time_t(secondsFromUTC)
+            gmtime_r(&seconds, &parts)
+        } else {
+            localtime_r(&seconds, &parts)
+        }
+        return [parts.tm_hour, parts.tm_min, parts.tm_sec].map { NumberText.padded(Int($0), width: 2, fill: "0") }.joined(separator: ":")
     }
 
     /// The JSON fields that name a peer: `peer` (display name) and `peer_id` (key ID).
@@ -80,7 +90,7 @@ struct RoomOutput: Sendable {
 
 /// One value of a `--json` event: text, a whole number or a yes/no, so that scripts read counts and sizes as JSON
 /// numbers, not as strings.
-enum JSONField: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+enum JSONField: Sendable, Equatable, Encodable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
     case string(String)
     case number(Int64)
     case bool(Bool)
@@ -92,12 +102,12 @@ enum JSONField: Sendable, Equatable, ExpressibleByStringLiteral, ExpressibleByIn
     /// A count or size.
     static func int(_ value: Int) -> JSONField { .number(Int64(value)) }
 
-    /// The value as `JSONSerialization` takes it.
-    var value: Any {
+    func encode(to encoder: any Encoder) throws {
+        var single = encoder.singleValueContainer()
         switch self {
-        case .string(let text): text
-        case .number(let number): NSNumber(value: number)
-        case .bool(let flag): NSNumber(value: flag)
+        case .string(let text): try single.encode(text)
+        case .number(let number): try single.encode(number)
+        case .bool(let flag): try single.encode(flag)
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// What room members say to each other inside PeerMesh messages: JSON, one object per message, so that

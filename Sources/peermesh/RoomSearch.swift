@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// Browses the network for rooms, feeding a `RoomDirectory` and letting the caller decide, change by change, when

@@ -1,10 +1,10 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// The room's transfers under the numbers `/transfers` shows and `/cancel` takes: each batch we send to one member
 /// (a file, a folder or several files) and each file we receive.
 ///
-/// A value; the room keeps it under a lock. `Progress` objects are the library's handles: cancelling one stops that
+/// A value; the room keeps it under a lock. `ResourceProgress` objects are the library's handles: cancelling one stops that
 /// file on both sides.
 struct RoomTransfers: Sendable {
     /// Which way a transfer goes.
@@ -20,7 +20,7 @@ struct RoomTransfers: Sendable {
         /// Bytes in all (every file of a batch).
         let total: Int64
         /// Every file's progress so far (the last is the one in flight).
-        var progresses: [Progress] = []
+        var progresses: [ResourceProgress] = []
         /// Cancelled here: no further file of the batch starts, and its end is reported as our own doing.
         var cancelled = false
         /// Why, when not the person's `/cancel` (`send --timeout`: what it waited for).
@@ -41,7 +41,7 @@ struct RoomTransfers: Sendable {
     private var nextNumber = 1
 
     /// Adds a transfer and returns its number.
-    mutating func add(_ direction: Direction, name: String, peer: PeerID, total: Int64, progress: Progress? = nil) -> Int {
+    mutating func add(_ direction: Direction, name: String, peer: PeerID, total: Int64, progress: ResourceProgress? = nil) -> Int {
         defer { nextNumber += 1 }
         entries[nextNumber] = Entry(number: nextNumber, direction: direction, name: name, peer: peer, total: total,
                                     progresses: progress.map { [$0] } ?? [])
@@ -49,7 +49,7 @@ struct RoomTransfers: Sendable {
     }
 
     /// Records the progress of the batch's next file (cancelled at once when `/cancel` came just before it started).
-    mutating func attach(_ progress: Progress, to number: Int) {
+    mutating func attach(_ progress: ResourceProgress, to number: Int) {
         entries[number]?.progresses.append(progress)
         if entries[number]?.cancelled == true { progress.cancel() }
     }
@@ -58,8 +58,8 @@ struct RoomTransfers: Sendable {
     @discardableResult
     mutating func remove(_ number: Int) -> Entry? { entries.removeValue(forKey: number) }
 
-    /// The transfer a file's `Progress` belongs to.
-    func number(of progress: Progress) -> Int? {
+    /// The transfer a file's `ResourceProgress` belongs to.
+    func number(of progress: ResourceProgress) -> Int? {
         entries.values.first { $0.progresses.contains { $0 === progress } }?.number
     }
 
@@ -122,7 +122,7 @@ struct RoomTransfers: Sendable {
     /// What `/cancel` with `words` names: every transfer for `all` (or for none while only one is under way), else the
     /// one numbered or those whose name is given. Nil when nothing matches, or when none is named and several run.
     func select(_ words: String) -> [Int]? {
-        let selector = words.trimmingCharacters(in: .whitespaces)
+        let selector = words.trimmed
         let number = Int(selector.hasPrefix("#") ? String(selector.dropFirst()) : selector)
         let chosen: [Int] = switch selector {
         case "": entries.count == 1 ? Array(entries.keys) : []
@@ -134,7 +134,7 @@ struct RoomTransfers: Sendable {
     }
 
     /// Marks the transfers cancelled and returns the progress to cancel for each (the file in flight).
-    mutating func cancel(_ numbers: [Int], reason: String? = nil) -> [Progress] {
+    mutating func cancel(_ numbers: [Int], reason: String? = nil) -> [ResourceProgress] {
         numbers.compactMap { number in
             entries[number]?.cancelled = true
             entries[number]?.cancelReason = reason

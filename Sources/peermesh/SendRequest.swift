@@ -23,7 +23,7 @@ struct SendRequest: Equatable, Sendable {
 
     /// The words after `/send`; nil when a quoted name is not closed (or runs into the path).
     init?(parsing words: String) {
-        var rest = Substring(words.trimmingCharacters(in: .whitespaces))
+        var rest = Substring(words.trimmed)
         if rest.hasPrefix("@\"") {
             guard let (name, after) = KnownPeers.unquote(rest.dropFirst()), after.isEmpty || after.first == " " else { return nil }
             recipient = name
@@ -33,7 +33,7 @@ struct SendRequest: Equatable, Sendable {
             recipient = String(name)
             rest = rest.dropFirst(name.count + 1)
         }
-        path = rest.trimmingCharacters(in: .whitespaces)
+        path = rest.trimmed
     }
 
     /// `@name`, or `@"Dan Smith"` when the name would not survive as one word: how a member is named on a command line.

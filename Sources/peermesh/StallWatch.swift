@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 
 /// `send --timeout` for files: the run may take as long as bytes keep moving, but not one wait longer than the
@@ -23,7 +23,7 @@ enum StallWatch {
             }
             guard now - lastMove >= limit else { continue }
             let what = sample.waiting.map { "still waiting for \($0)" } ?? "no bytes moved"
-            let reason = "nothing happened for \(String(format: "%g", seconds)) s (--timeout): \(what)."
+            let reason = "nothing happened for \(NumberText.short(seconds)) s (--timeout): \(what)."
             let (peers, progresses) = transfers.withLockedValue { table in
                 (numbers.compactMap { table.entries[$0]?.peer }, table.cancel(numbers, reason: reason))
             }

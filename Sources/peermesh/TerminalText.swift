@@ -20,7 +20,7 @@ enum TerminalText {
     /// A message that may span lines: each line escaped, and every line after the first shown as a
     /// continuation (`  │ `), so no line of it can pass for one of the CLI's own `[HH:MM:SS]` event lines.
     static func message(_ text: String) -> String {
-        text.replacingOccurrences(of: "\r\n", with: "\n")
+        text.replacing("\r\n", with: "\n")
             .split(separator: "\n", omittingEmptySubsequences: false)
             .map { escaped(String($0)) }
             .joined(separator: "\n" + continuation)

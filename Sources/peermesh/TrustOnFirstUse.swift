@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// `--accept known`: a new display name is admitted and its key remembered; a known name is admitted with its

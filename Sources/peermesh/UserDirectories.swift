@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The user's directories as the desktop finds them: home, configuration, and the download folder where received
 /// files go when `--downloads` does not say (a `PeerMesh` folder in it), never whatever directory the process
@@ -62,7 +65,7 @@ struct UserDirectories {
     /// format says; then, like for a line we cannot read, nil.
     static func downloadEntry(in text: String, home: URL) -> URL? {
         for line in text.split(whereSeparator: \.isNewline) {
-            let line = line.trimmingCharacters(in: .whitespaces)
+            let line = line.trimmed
             guard line.hasPrefix("XDG_DOWNLOAD_DIR="), !line.hasPrefix("#") else { continue }
             var value = line.dropFirst("XDG_DOWNLOAD_DIR=".count)
             guard value.count >= 2, value.first == "\"", value.last == "\"" else { return nil }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// The library's errors in the words of the person at the keyboard.
@@ -86,9 +86,9 @@ enum UserWords {
     /// nil when it can be used, or created when the first file arrives.
     static func unusableFolder(_ folder: URL) -> String? {
         let manager = FileManager.default
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         if manager.fileExists(atPath: folder.path, isDirectory: &isDirectory) {
-            if !isDirectory.boolValue { return "cannot save into \(folder.path): it is a file, not a folder; choose a folder with --downloads." }
+            if !isDirectory { return "cannot save into \(folder.path): it is a file, not a folder; choose a folder with --downloads." }
             if !manager.isWritableFile(atPath: folder.path) { return "cannot save into \(folder.path): that folder is read-only for you; choose another with --downloads." }
             return nil
         }
@@ -97,7 +97,7 @@ enum UserWords {
         while !manager.fileExists(atPath: ancestor.path, isDirectory: &isDirectory), ancestor.path != "/" {
             ancestor = ancestor.deletingLastPathComponent()
         }
-        guard isDirectory.boolValue, manager.isWritableFile(atPath: ancestor.path) else {
+        guard isDirectory, manager.isWritableFile(atPath: ancestor.path) else {
             return "cannot create the folder \(folder.path) to save into; choose a folder you can write to with --downloads."
         }
         return nil

@@ -64,12 +64,12 @@ struct FileBatchTests {
         let peer = try Identity.generate(displayName: "carol").peerID
         var table = RoomTransfers()
         let sending = table.add(.sending, name: "holiday", peer: peer, total: 100)
-        let first = Progress(totalUnitCount: 40), second = Progress(totalUnitCount: 60)
+        let first = ResourceProgress(totalUnitCount: 40), second = ResourceProgress(totalUnitCount: 60)
         table.attach(first, to: sending)
         second.completedUnitCount = 15
         first.completedUnitCount = 40
         table.attach(second, to: sending)
-        let receiving = table.add(.receiving, name: "notes.txt", peer: peer, total: 9, progress: Progress(totalUnitCount: 9))
+        let receiving = table.add(.receiving, name: "notes.txt", peer: peer, total: 9, progress: ResourceProgress(totalUnitCount: 9))
         #expect(table.completed(sending) == 55)
         #expect(table.number(of: second) == sending && table.receiving("notes.txt", from: peer) == receiving)
         #expect(table.select("") == nil && table.select("all") == [sending, receiving], "several under way: name one or say all")
@@ -81,7 +81,7 @@ struct FileBatchTests {
         #expect(table.setInterrupted(receiving, true) && !table.setInterrupted(receiving, true))
         #expect(table.markWaitingShown(sending) && !table.markWaitingShown(sending))
         // A file of a cancelled batch that starts after the cancel is cancelled as it starts.
-        let late = Progress(totalUnitCount: 5)
+        let late = ResourceProgress(totalUnitCount: 5)
         table.attach(late, to: sending)
         #expect(late.isCancelled)
         table.remove(receiving)

@@ -85,7 +85,7 @@ struct StatusLineTests {
         let bob = try PeerID(displayName: "bob", keyID: [UInt8](repeating: 0xb0, count: 32))
         var table = RoomTransfers()
         let number = table.add(.sending, name: "big.bin", peer: bob, total: 100 << 20)
-        let progress = Progress(totalUnitCount: 100 << 20)
+        let progress = ResourceProgress(totalUnitCount: 100 << 20)
         table.attach(progress, to: number)
         let start = ContinuousClock.now
         table.waiting(number, for: "bob to accept", keepingSpeed: true)

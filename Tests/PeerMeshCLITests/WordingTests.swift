@@ -58,10 +58,10 @@ struct WordingTests {
     }
 
     @Test func clockIsTwentyFourHour() throws {
-        let utc = try #require(TimeZone(identifier: "UTC"))
         let afternoon = Date(timeIntervalSince1970: 15 * 3600 + 4 * 60 + 5)
-        #expect(RoomOutput.clock(afternoon, timeZone: utc) == "15:04:05")
-        #expect(RoomOutput.clock(Date(timeIntervalSince1970: 0), timeZone: utc) == "00:00:00")
+        #expect(RoomOutput.clock(afternoon, secondsFromUTC: 0) == "15:04:05")
+        #expect(RoomOutput.clock(Date(timeIntervalSince1970: 0), secondsFromUTC: 0) == "00:00:00")
+        #expect(RoomOutput.clock(afternoon, secondsFromUTC: 10 * 3600) == "01:04:05")
     }
 
     @Test func jsonNumbersAreNumbers() {

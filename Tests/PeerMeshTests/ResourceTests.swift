@@ -39,7 +39,7 @@ struct ResourceTests {
         try await sender.join(receiver)
         let size = Int.random(in: (32 << 20)...(64 << 20))
         let (url, digest) = try scratch.file("big.bin", size: size)
-        let progress = TestBox<Progress?>(nil)
+        let progress = TestBox<ResourceProgress?>(nil)
         try await sender.session.sendResource(at: url, name: "big.bin", to: receiver.peerID) { p in progress.update { $0 = p } }
         guard case .success(let received)? = await receiver.finished("big.bin") else { Issue.record("no success"); return }
         #expect(try sha256(of: received) == digest)

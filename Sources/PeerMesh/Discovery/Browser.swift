@@ -1,7 +1,10 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMeshAvahi
 import PeerMeshCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Finds peers advertising a service type through avahi-daemon, like Multipeer Connectivity's
 /// `MCNearbyServiceBrowser`, and invites them into the session.

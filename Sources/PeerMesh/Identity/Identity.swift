@@ -1,8 +1,11 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import PeerMeshCore
 import SwiftASN1
 import X509
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Who we are: a P-256 key pair with a self-signed certificate, and the PeerID derived from the key.
 ///

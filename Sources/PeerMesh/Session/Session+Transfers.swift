@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import NIOCore
 import PeerMeshCore
@@ -7,15 +7,15 @@ extension Session {
     /// Sends the file at `url` to `peer` as `name`, like Multipeer Connectivity's `sendResource`.
     ///
     /// The file is read in chunks and hashed (SHA-256) on the way; the peer reports success only once the hash
-    /// matches and the file is at its final name. Returns at once with a `Progress` counting bytes sent —
+    /// matches and the file is at its final name. Returns at once with a `ResourceProgress` counting bytes sent —
     /// `cancel()` on it stops the transfer on both sides. `completion` runs once: nil when the peer verified the
     /// file, else the error (`cancelled`, `transferLimit`, `sourceChanged`, `diskFull`, `hashMismatch`,
     /// `peerDisconnected` once the resume window passed, ...). If the link drops, the transfer waits up to
     /// `Configuration.resumeWindow` for the same peer to reconnect and then continues where the receiver left off.
     @discardableResult
     public func sendResource(at url: URL, name: String, to peer: PeerID,
-                             completion: (@Sendable (PeerMeshError?) -> Void)?) -> Progress {
-        let progress = Progress(totalUnitCount: 0)
+                             completion: (@Sendable (PeerMeshError?) -> Void)?) -> ResourceProgress {
+        let progress = ResourceProgress(totalUnitCount: 0)
         let once = NIOLockedValueBox(completion)
         let finish: @Sendable (PeerMeshError?) -> Void = { error in
             let callback = once.withLockedValue { value in
@@ -45,10 +45,10 @@ extension Session {
 
     /// Sends the file at `url` to `peer` as `name` and returns once the peer has verified it and moved it into
     /// place; throws why not otherwise. Cancelling the calling task cancels the transfer on both sides.
-    /// `progress`, if given, receives the transfer's `Progress` as soon as it exists.
+    /// `progress`, if given, receives the transfer's `ResourceProgress` as soon as it exists.
     public func sendResource(at url: URL, name: String, to peer: PeerID,
-                             progress: (@Sendable (Progress) -> Void)? = nil) async throws(PeerMeshError) {
-        let box = NIOLockedValueBox<Progress?>(nil)
+                             progress: (@Sendable (ResourceProgress) -> Void)? = nil) async throws(PeerMeshError) {
+        let box = NIOLockedValueBox<ResourceProgress?>(nil)
         let result: PeerMeshError? = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let started = sendResource(at: url, name: name, to: peer) { error in continuation.resume(returning: error) }
@@ -107,7 +107,7 @@ public final class ByteStreamWriter: Sendable {
     /// Queues `data`; returns once it fits the stream's window. Throws when the stream failed (the reader
     /// cancelled: `cancelled`; the peer left: `peerDisconnected`).
     public func write(_ data: Data) async throws(PeerMeshError) {
-        try await run { core, id, promise in core.transfers.write(ByteBuffer(data: data), stream: id, promise: promise) }
+        try await run { core, id, promise in core.transfers.write(ByteBuffer(bytes: data), stream: id, promise: promise) }
     }
 
     /// Ends the stream after everything written so far; the reader's sequence then ends.

@@ -1,7 +1,6 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOFoundationCompat
 import NIOPosix
 import PeerMeshCore
 

@@ -1,6 +1,9 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 import PeerMeshCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The shell's links: listening, dialling, the budgets that bound connections in their handshake or holding an
 /// invitation, and what each link reports (`LinkDelegate`). Members' traffic on connected links goes to the machine.

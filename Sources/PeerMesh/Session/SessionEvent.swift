@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PeerMeshCore
 
 /// A peer's state in a session, as in Multipeer Connectivity.
@@ -47,7 +47,7 @@ public enum SessionEvent: Sendable {
     /// and `cancel()` on it stops the transfer on both sides. `name` is already sanitised into a safe file name.
     /// `resumedFrom` is how many bytes we already held (more than zero when it resumes an interrupted transfer):
     /// `progress` starts there, and moves on as bytes arrive.
-    case resourceStarted(name: String, from: PeerID, progress: Progress, resumedFrom: UInt64)
+    case resourceStarted(name: String, from: PeerID, progress: ResourceProgress, resumedFrom: UInt64)
     /// A file from a peer ended: `.success` carries where it now is (hash-verified, at its final name in
     /// `Configuration.receivingDirectory`); `.failure` says why, and no file was kept. A failure with code
     /// `peerDisconnected` may be followed by a new `resourceStarted` for the same file if the sender reconnects
@@ -58,7 +58,7 @@ public enum SessionEvent: Sendable {
     case resourceOffered(ResourceOffer)
     /// A resource we send changed phase: offered and waiting for the receiver's answer, sending (perhaps resumed),
     /// or interrupted until the receiver is back. `progress` is the one `sendResource` returned for it.
-    case resourceSendChanged(name: String, to: PeerID, progress: Progress, phase: ResourceSendPhase)
+    case resourceSendChanged(name: String, to: PeerID, progress: ResourceProgress, phase: ResourceSendPhase)
     /// A peer opened a named byte stream to us; read `bytes` (in order, ends when the sender finishes).
     case streamOpened(name: String, from: PeerID, bytes: ByteStream)
     /// A link ended after our verification code could be computed and before anyone decided about it: show it to

@@ -1,7 +1,6 @@
-import CFileWriteback
 import Crypto
 import Dispatch
-import Foundation
+import FoundationEssentials
 import NIOCore
 import PeerMeshCore
 #if canImport(Glibc)
@@ -40,12 +39,12 @@ actor FileSink {
         hasher.update(data: receiver.keyID)
         withUnsafeBytes(of: size.bigEndian) { hasher.update(bufferPointer: $0) }
         hasher.update(data: Array(name.utf8))
-        return hasher.finalize().prefix(16).map { String(format: "%02x", $0) }.joined() + ".part"
+        return hasher.finalize().prefix(16).hexString + ".part"
     }
 
     /// A name of its own for a second copy of `fileName` (transfer `id`), which no later offer resumes.
     static func duplicateName(of fileName: String, id: UInt64) -> String {
-        fileName.replacingOccurrences(of: ".part", with: "-\(String(id, radix: 16)).part")
+        fileName.replacing(".part", with: "-\(String(id, radix: 16)).part")
     }
 
     /// Opens the partial file `fileName` under `directory`: emptied when `resuming` is false, else kept as it is
@@ -68,21 +67,16 @@ actor FileSink {
     /// Takes the bytes the partial file already holds (left by an earlier run) as received: hashes them and
     /// continues after them.
     func adoptExisting() throws(PeerMeshError) {
-        guard let reader = FileHandle(forReadingAtPath: partialURL.path) else {
-            throw PeerMeshError(.fileAccess, "Cannot read \(partialURL.path) to resume it.")
+        var hasher = SHA256()
+        var offset: UInt64 = 0
+        if let failure = readFilePieces(atPath: partialURL.path, { piece in
+            hasher.update(bufferPointer: piece)
+            offset += UInt64(piece.count)
+        }) {
+            throw PeerMeshError(.fileAccess, "Cannot read \(partialURL.path) to resume it: \(failure).")
         }
-        defer { try? reader.close() }
-        hasher = SHA256()
-        offset = 0
-        while true {
-            let block: Data
-            do { block = try reader.read(upToCount: 1 << 20) ?? Data() } catch {
-                throw PeerMeshError(.fileAccess, "Cannot read \(partialURL.path) to resume it.", underlying: error)
-            }
-            if block.isEmpty { break }
-            hasher.update(data: block)
-            offset += UInt64(block.count)
-        }
+        self.hasher = hasher
+        self.offset = offset
         writeback = WritebackSchedule(from: offset)
     }
 
@@ -137,14 +131,8 @@ actor FileSink {
         }
         payload.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
         offset += UInt64(total)
-        startWritebackIfDue()
-    }
-
-    /// Asks the kernel to start writing what `writeback` says is due, without waiting for it.
-    private func startWritebackIfDue() {
-        guard let due = writeback.wrote(upTo: offset) else { return }
-        // A failure here costs only the overlap: `commit`'s fdatasync still writes everything and reports errors.
-        _ = pm_start_writeback(fd, off_t(due.lowerBound), off_t(due.count))
+        // `commit`'s fdatasync still writes everything and reports errors.
+        writeback.startDue(fd, wrote: offset)
     }
 
     /// The SHA-256 of everything written; the running hash stays usable.

@@ -1,6 +1,6 @@
 import Crypto
 import Dispatch
-import Foundation
+import FoundationEssentials
 import NIOCore
 import PeerMeshCore
 #if canImport(Glibc)

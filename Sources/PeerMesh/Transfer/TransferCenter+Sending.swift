@@ -1,10 +1,10 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 import PeerMeshCore
 
 /// Resources we send: opening them, feeding their data as windows allow, finishing, failing.
 extension TransferCenter {
-    func sendResource(_ source: FileSource, name: String, to peer: PeerID, progress: Progress,
+    func sendResource(_ source: FileSource, name: String, to peer: PeerID, progress: ResourceProgress,
                       completion: @escaping @Sendable (PeerMeshError?) -> Void) {
         guard transport?.path(to: peer) != nil else {
             return completion(PeerMeshError(.notConnected, "\(peer) is not connected; nothing was sent."))

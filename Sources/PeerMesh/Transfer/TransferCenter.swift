@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 import PeerMeshCore
 
@@ -15,7 +15,7 @@ protocol TransferTransport: AnyObject {
 /// The session's resources and streams, in both directions: performs the pure transfer machines' actions
 /// (frames on the peer's path, file I/O on per-file queues) and reports to the app. Confined to the session's
 /// event loop, like the session that owns it; it reaches the session only through `TransferTransport`. Not
-/// `Sendable`: file queues, `Progress` handlers and stream readers call back through `hop`, which runs on the loop.
+/// `Sendable`: file queues, `ResourceProgress` handlers and stream readers call back through `hop`, which runs on the loop.
 final class TransferCenter {
     /// Payload bytes per chunk frame: the frame with its headers and seal (under 256 bytes) fits one 64 KiB buffer.
     /// NIO allocates powers of two, so a frame just over 64 KiB took 128 KiB wherever it was held whole (the
@@ -49,7 +49,7 @@ final class TransferCenter {
         self.configuration = configuration
     }
 
-    /// Calls `body` with this center on the session's loop, from any thread (file queues, `Progress` handlers).
+    /// Calls `body` with this center on the session's loop, from any thread (file queues, `ResourceProgress` handlers).
     var hop: @Sendable (@escaping @Sendable (TransferCenter) -> Void) -> Void {
         let center = NIOLoopBound(self, eventLoop: loop)
         return { body in center.eventLoop.execute { body(center.value) } }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import NIOCore
 import PeerMeshCore
@@ -13,13 +13,13 @@ struct OutgoingResource {
     let peer: PeerID
     let name: String
     let source: FileSource
-    let progress: Progress
+    let progress: ResourceProgress
     let completion: @Sendable (PeerMeshError?) -> Void
     var machine: ResourceSender
     var digest: [UInt8] = []
     var expiry: Scheduled<Void>?
 
-    init(id: UInt64, peer: PeerID, name: String, source: FileSource, progress: Progress,
+    init(id: UInt64, peer: PeerID, name: String, source: FileSource, progress: ResourceProgress,
          resumeWindow: TimeAmount, completion: @escaping @Sendable (PeerMeshError?) -> Void) {
         self.id = id
         self.peer = peer
@@ -39,7 +39,7 @@ struct IncomingResource {
     /// The sanitised file name (a relative path when it came from a folder).
     let name: String
     let sink: FileSink
-    let progress: Progress
+    let progress: ResourceProgress
     var machine: ResourceReceiver
     var url: URL?
 
@@ -48,7 +48,7 @@ struct IncomingResource {
         self.serial = serial
         self.name = ResourceName.sanitizePath(rawName)
         self.sink = sink
-        self.progress = Progress(totalUnitCount: Int64(clamping: size))
+        self.progress = ResourceProgress(totalUnitCount: Int64(clamping: size))
         self.progress.completedUnitCount = Int64(clamping: offset)
         self.machine = ResourceReceiver(size: size, offset: offset, window: window)
     }

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// One unreliable unit between two members, sealed end to end: the payload of a UDP datagram, or the body of a

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What one peer gives another out of band so it can connect without discovery: the peer's identity (pinned:
 /// the link is refused if someone else answers), its encryption preference and the addresses it listens on.
@@ -79,18 +82,18 @@ public struct ConnectionData: Hashable, Sendable {
     /// The text form, safe to paste into a terminal or a URL.
     public var encoded: String {
         Self.prefix + Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+            .replacing("+", with: "-").replacing("/", with: "_")
+            .replacing("=", with: "")
     }
 
     /// Parses the text form strictly: any deviation is an `invalidConnectionData` error naming it.
     public init(encoded text: String) throws(PeerMeshError) {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmed
         guard trimmed.hasPrefix(Self.prefix) else {
             throw PeerMeshError(.invalidConnectionData, "Connection data must start with \"\(Self.prefix)\"; was it copied whole?")
         }
         var base64 = String(trimmed.dropFirst(Self.prefix.count))
-            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            .replacing("-", with: "+").replacing("_", with: "/")
         guard base64.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "+" || $0 == "/") }),
               base64.count % 4 != 1 else {
             throw PeerMeshError(.invalidConnectionData, "Connection data is not valid base64url.")

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// End-to-end protection of routed frames between two members, so a relay can neither read (when the session is

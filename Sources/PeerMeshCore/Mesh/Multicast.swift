@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// One fragment of a message for several members at once (frame 16): the body travels once per link, with one

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// An AEAD over a payload, encrypted or only authenticated — the one place routed frames, acknowledgements and

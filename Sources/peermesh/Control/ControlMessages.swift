@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The control protocol's messages (docs/control-protocol.md): JSON objects, one per line, over the room's Unix
 /// socket. Clients send requests; the room sends the same event objects `--json` prints, plus `text` (the line a
@@ -41,11 +41,11 @@ struct ControlRequest: Codable, Sendable, Equatable {
 
     /// Reads one request line; a line that is not one gets an error that says which field is wrong.
     static func decode(_ line: Data) -> Result<ControlRequest, ControlRejection> {
-        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else {
+        guard let object = JSONValue.object(from: line) else {
             return .failure(ControlRejection(id: nil, "not a JSON object"))
         }
-        let id = object["id"] as? String
-        guard let name = object["request"] as? String else { return .failure(ControlRejection(id: id, "no \"request\"")) }
+        let id = object["id"]?.string
+        guard let name = object["request"]?.string else { return .failure(ControlRejection(id: id, "no \"request\"")) }
         guard Kind(rawValue: name) != nil else {
             return .failure(ControlRejection(id: id, "unknown request \"\(name)\" (known: \(Kind.allCases.map(\.rawValue).joined(separator: ", ")))"))
         }
@@ -98,14 +98,14 @@ struct ControlEvent: Sendable {
 
     /// Reads a line the room sent; nil for a line that is not a JSON object with an `event`.
     static func decode(_ line: Data) -> ControlEvent? {
-        guard let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any], let name = object["event"] as? String else { return nil }
+        guard let object = JSONValue.object(from: line), let name = object["event"]?.string else { return nil }
         var fields: [String: JSONField] = [:]
         for (key, value) in object where key != "event" && key != "time" {
-            // Booleans arrive as numbers too (JSONSerialization reads both as NSNumber); no client needs them apart.
-            if let number = value as? NSNumber {
-                fields[key] = .number(number.int64Value)
-            } else if let text = value as? String {
-                fields[key] = .string(text)
+            switch value {
+            case .integer(let number): fields[key] = .number(number)
+            case .bool(let flag): fields[key] = .bool(flag)
+            case .string(let text): fields[key] = .string(text)
+            default: break
             }
         }
         return ControlEvent(name: name, fields: fields)

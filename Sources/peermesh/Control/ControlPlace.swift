@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where the room process of one identity can be found by the user's other `peermesh` commands: a private directory
 /// (`$XDG_RUNTIME_DIR/peermesh`, else `/tmp/peermesh-UID`), and in it, per identity, a lock file that says which

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Which process uses an identity, as its lock file says: what a second process names when it refuses to start.
 struct IdentityHolder: Codable, Sendable, Equatable {

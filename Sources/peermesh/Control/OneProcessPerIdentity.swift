@@ -1,5 +1,8 @@
-import Foundation
+import FoundationEssentials
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One identity is one peer, so one process at a time may take part in rooms with it: peers keep the newer of two
 /// links from the same key, and a second process would push the first one out.

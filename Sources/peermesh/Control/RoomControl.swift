@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The command side of the control socket: `send`, `peers` and `browse` act through the open room of their identity
 /// when there is one, and print what it answers as if they had done it themselves.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// avahi-daemon.conf as avahi-daemon reads it (an INI file: `[section]`, `key=value`, `#` and `;` comments), and
 /// the settings in it that keep PeerMesh's rooms from being announced or found.
@@ -18,15 +18,15 @@ struct AvahiDaemonConfig: Equatable, Sendable {
         var values: [String: [String: String]] = [:]
         var section = ""
         for raw in text.split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmed
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
             if line.hasPrefix("["), line.hasSuffix("]") {
-                section = line.dropFirst().dropLast().trimmingCharacters(in: .whitespaces).lowercased()
+                section = line.dropFirst().dropLast().trimmed.lowercased()
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else { continue }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let key = line[..<equals].trimmed.lowercased()
+            let value = line[line.index(after: equals)...].trimmed
             values[section, default: [:]][key] = value
         }
         self.values = values

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
 
 /// `peermesh doctor`: why peers do not see or reach each other — avahi-daemon, its configuration, the firewall,

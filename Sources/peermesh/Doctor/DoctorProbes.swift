@@ -1,7 +1,10 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
 import PeerMeshAvahi
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The doctor's eyes: each function looks at one thing on this machine (files, processes, the kernel, avahi, the
 /// network) and returns what it saw, for the pure checks to judge.
@@ -29,7 +32,7 @@ enum DoctorProbes {
     /// default one, `AvahiDaemonConfig.defaultPath`, which is what the daemon reads unless started with `-f`.)
     private static func avahiRunning() -> Bool {
         guard let text = try? String(contentsOfFile: avahiPIDFile, encoding: .utf8),
-              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+              let pid = Int32(text.trimmed),
               let comm = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return false }
         return comm.hasPrefix("avahi-daemon")
     }
@@ -47,17 +50,14 @@ enum DoctorProbes {
         guard let nft = ["/usr/sbin/nft", "/sbin/nft"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             return .unreadable("nft is not installed, so the firewall cannot be read (`sudo apt install nftables`)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: nft)
-        process.arguments = ["-a", "list", "ruleset"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return .unreadable("could not run \(nft): \(error)") }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return .unreadable("`nft list ruleset` failed (status \(process.terminationStatus))") }
-        return .ruleset(NftRuleset(text: String(decoding: data, as: UTF8.self)))
+        switch ChildProcess.run(nft, ["-a", "list", "ruleset"]) {
+        case .failure(let failure):
+            return .unreadable("could not run \(nft): \(failure)")
+        case .success(let finished) where finished.status != 0:
+            return .unreadable("`nft list ruleset` failed (status \(finished.status))")
+        case .success(let finished):
+            return .ruleset(NftRuleset(text: String(decoding: finished.output, as: UTF8.self)))
+        }
     }
 
     /// The ports a room listening on port 0 may get: the kernel's ephemeral range.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The kernel's firewall as `nft -a list ruleset` prints it (iptables-nft rules included), reduced to what decides
 /// the fate of one kind of packet: base chains on a hook, their policy, and rules made of conditions and a verdict.
@@ -41,11 +41,11 @@ struct NftRuleset: Equatable, Sendable {
         var chain: Chain?
         var skipDepth = 0
         for raw in text.split(whereSeparator: \.isNewline) {
-            var line = raw.trimmingCharacters(in: .whitespaces)
+            var line = raw.trimmed
             var handle: Int?
-            if let mark = line.range(of: "# handle ", options: .backwards) {
-                handle = Int(line[mark.upperBound...].trimmingCharacters(in: .whitespaces))
-                line = line[..<mark.lowerBound].trimmingCharacters(in: .whitespaces)
+            if let mark = line.ranges(of: "# handle ").last {
+                handle = Int(line[mark.upperBound...].trimmed)
+                line = line[..<mark.lowerBound].trimmed
             }
             if skipDepth > 0 {
                 skipDepth += line.filter { $0 == "{" }.count - line.filter { $0 == "}" }.count
@@ -60,10 +60,10 @@ struct NftRuleset: Equatable, Sendable {
                 } else if first == "type", let hookAt = words.firstIndex(of: "hook"), hookAt + 1 < words.count {
                     chain!.hook = words[hookAt + 1]
                     if let policyAt = words.firstIndex(of: "policy"), policyAt + 1 < words.count {
-                        chain!.policy = words[policyAt + 1].trimmingCharacters(in: CharacterSet(charactersIn: ";"))
+                        chain!.policy = words[policyAt + 1].filter { $0 != ";" }
                     }
                 } else if first == "policy", words.count > 1 {
-                    chain!.policy = words[1].trimmingCharacters(in: CharacterSet(charactersIn: ";"))
+                    chain!.policy = words[1].filter { $0 != ";" }
                 } else if !line.isEmpty, !line.hasPrefix("#") {
                     chain!.rules.append(Rule(text: line, handle: handle))
                 }

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What Tab offers for the text before the cursor: members' names after `@`, the room's commands at the start of
 /// a line, file paths elsewhere. Pure: the names and the directory listing are inputs.
@@ -89,7 +92,7 @@ struct Completion: Equatable, Sendable {
 
     /// The word the cursor is in: from the last space, or from an `@"` whose quote is still open.
     private static func lastWord(_ typed: String) -> String {
-        if let mention = typed.range(of: "@\"", options: .backwards),
+        if let mention = typed.ranges(of: "@\"").last,
            KnownPeers.unquote(typed[typed.index(after: mention.lowerBound)...]) == nil {
             return String(typed[mention.lowerBound...])
         }
@@ -103,7 +106,7 @@ struct Completion: Equatable, Sendable {
     private static func mentions(matching word: some StringProtocol, in names: [String], at start: Int) -> Completion? {
         var partial = String(word.dropFirst())
         if partial.hasPrefix("\"") {
-            partial = String(partial.dropFirst()).replacingOccurrences(of: "\\\"", with: "\"").replacingOccurrences(of: "\\\\", with: "\\")
+            partial = String(partial.dropFirst()).replacing("\\\"", with: "\"").replacing("\\\\", with: "\\")
         }
         let matching = Set(names.filter { $0.lowercased().hasPrefix(partial.lowercased()) }).sorted()
         guard !matching.isEmpty else { return nil }
@@ -115,7 +118,7 @@ struct Completion: Equatable, Sendable {
         let slash = word.lastIndex(of: "/")
         let directory = slash.map { String(word[...$0]) } ?? ""
         let prefix = slash.map { String(word[word.index(after: $0)...]) } ?? word
-        let listed = directory.isEmpty ? "." : (directory as NSString).expandingTildeInPath
+        let listed = directory.isEmpty ? "." : expandingTilde(directory)
         guard let entries = list(listed) else { return nil }
         let matching = entries.filter { $0.name.hasPrefix(prefix) && ($0.name.hasPrefix(".") == prefix.hasPrefix(".")) }
             .sorted { $0.name < $1.name }
@@ -129,9 +132,15 @@ struct Completion: Equatable, Sendable {
     static func listDirectory(_ path: String) -> [Entry]? {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return nil }
         return names.map { name in
-            var isDirectory: ObjCBool = false
-            _ = FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent(name), isDirectory: &isDirectory)
-            return Entry(name: name, isDirectory: isDirectory.boolValue)
+            var info = stat()
+            let isDirectory = stat((path.hasSuffix("/") ? path : path + "/") + name, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+            return Entry(name: name, isDirectory: isDirectory)
         }
+    }
+
+    /// `~/x` and `~` with the home directory in place of the tilde (as the shell expands them); other paths as they are.
+    static func expandingTilde(_ path: String) -> String {
+        guard path == "~" || path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] else { return path }
+        return home + path.dropFirst()
     }
 }

@@ -1,5 +1,8 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where everything the CLI prints goes: straight to standard output or error, or — while a person types in a room
 /// on a terminal — above the input line (`LiveScreen`).

@@ -1,5 +1,8 @@
 import CEdit
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The room's input line, edited with libedit: emacs keys, history (Up/Down, Ctrl-R for a line starting with what is
 /// typed), Tab completion of `@names` and paths, and a way to take the line off the screen and put it back, so output
@@ -165,7 +168,7 @@ final class LineEditor {
     private func submit() -> UInt8 {
         let (text, _) = currentLine()
         let line = String(String.UnicodeScalarView(text.compactMap { Unicode.Scalar(UInt32(bitPattern: $0)) }))
-        if let history, !line.trimmingCharacters(in: .whitespaces).isEmpty { _ = pm_history_enter(history, line) }
+        if let history, !line.trimmed.isEmpty { _ = pm_history_enter(history, line) }
         submitted = line
         saved = ([], 0)
         if !text.isEmpty { blank() }

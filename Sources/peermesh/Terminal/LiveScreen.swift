@@ -1,6 +1,8 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Glibc
 import NIOConcurrencyHelpers
+import PeerMesh
 
 /// The terminal while a person types in a room: lines print above the input line without disturbing it, and one
 /// status line just above the input shows the transfers under way, redrawn in place.
@@ -64,22 +66,20 @@ final class LiveScreen: Sendable {
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
         let screen = LiveScreen(wake: (fds[0], fds[1]))
         screen.followResizes()
-        let started = DispatchSemaphore(value: 0)
+        let initialised = DispatchSemaphore(value: 0)
         let ready = NIOLockedValueBox(false)
-        let thread = Thread {
+        let started = startDetachedThread {
             let stopping = { screen.shared.withLockedValue { $0.stopping } }
             guard let editor = LineEditor(prompt: readsInput ? prompt : "", names: names, historyFile: historyFile, shouldStop: stopping) else {
-                started.signal()
+                initialised.signal()
                 return
             }
             ready.withLockedValue { $0 = true }
-            started.signal()
+            initialised.signal()
             screen.run(editor, readsInput: readsInput)
         }
-        thread.name = "peermesh terminal"
-        thread.start()
-        started.wait()
-        guard ready.withLockedValue({ $0 }) else {
+        if started { initialised.wait() }
+        guard started, ready.withLockedValue({ $0 }) else {
             screen.resizes.withLockedValue { $0?.source.cancel() }
             return nil
         }

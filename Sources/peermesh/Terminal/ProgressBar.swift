@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One transfer in words and a bar — `sending big.bin [#######.......]  45%  12.3 MiB / 27.0 MiB  110.2 MiB/s  ETA 0:02`
 /// — fitted to a number of columns: the bar shortens first, then the sizes, the bar, the speed go, and last the name
@@ -10,7 +10,7 @@ enum ProgressBar {
 
     /// `transfer` in at most `columns` columns.
     static func render(_ transfer: TransferProgress, columns: Int) -> String {
-        let percent = String(format: "%3d%%", transfer.percent)
+        let percent = NumberText.padded(transfer.percent, width: 3) + "%"
         let sizes = "\(bytes(transfer.completed)) / \(bytes(transfer.total))"
         let speed = transfer.waiting.map { "waiting for " + $0 } ?? transfer.bytesPerSecond.map { "\(bytes(Int64($0)))/s" } ?? "starting"
         let eta = transfer.waiting == nil ? "ETA " + (transfer.secondsLeft.map(clock) ?? "-:--") : ""
@@ -39,7 +39,8 @@ enum ProgressBar {
     /// `0:07`, `12:34`, `1:02:03`.
     static func clock(_ seconds: Int) -> String {
         let (hours, minutes, rest) = (seconds / 3600, seconds / 60 % 60, seconds % 60)
-        return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
+        let two = { NumberText.padded($0, width: 2, fill: "0") }
+        return hours > 0 ? "\(hours):\(two(minutes)):\(two(rest))" : "\(minutes):\(two(rest))"
     }
 
     /// `512 B`, `12.3 MiB`: powers of 1024, one decimal.
@@ -51,6 +52,6 @@ enum ProgressBar {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(count) B" : NumberText.oneDecimal(value) + " " + units[unit]
     }
 }

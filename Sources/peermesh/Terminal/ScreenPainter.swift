@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a live screen writes and in what order: lines above libedit's input line, then the status line right above
 /// it, then the input line again. Owned by the screen's thread, like the `LineEditor` it draws around.
@@ -87,9 +91,8 @@ final class ScreenPainter {
         return Int(size.ws_col)
     }
 
-    /// Writes all of `text` to `descriptor`.
+    /// Writes all of `text` to `descriptor` (what a full pipe or a closed terminal refuses is dropped).
     static func write(_ text: String, to descriptor: Int32) {
-        guard !text.isEmpty else { return }
-        FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(Data(text.utf8))
+        writeAll(text.utf8, to: descriptor)
     }
 }

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
+import PeerMesh
 
 /// Who owns the other end of a loopback TCP connection: the uid the kernel lists for the client's socket in
 /// `/proc/net/tcp` or `/proc/net/tcp6` (the identd technique). `peermesh web` answers its own user only (rule R10):
@@ -68,8 +69,8 @@ enum LoopbackSocketOwner {
     /// The whole of a `/proc` file: read to its end (`String(contentsOfFile:)` stops after the first page of a file
     /// that reports a size of 0, and a busy table is longer than that).
     private static func read(_ path: String) -> String? {
-        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? file.close() }
-        return String(decoding: file.readDataToEndOfFile(), as: UTF8.self)
+        var bytes: [UInt8] = []
+        guard readFilePieces(atPath: path, pieceSize: 65536, { bytes += $0 }) == nil else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `peermesh web [ROOM]`: the room in a browser.
 struct WebCommand: AsyncParsableCommand {

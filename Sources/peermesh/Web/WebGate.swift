@@ -75,7 +75,7 @@ struct WebGate: Sendable {
         // A browser always sends Origin on a WebSocket; a missing one is not a page of ours.
         guard origin != nil else { return .refused(.origin) }
         guard headers["upgrade"].contains(where: { $0.lowercased() == "websocket" }) else { return .refused(.upgrade) }
-        let offered = headers["sec-websocket-protocol"].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        let offered = headers["sec-websocket-protocol"].flatMap { $0.split(separator: ",") }.map { $0.trimmed }
         guard offered.contains(Self.subprotocol),
               let sent = offered.first(where: { $0.hasPrefix(Self.tokenPrefix) }),
               token.matches(sent.dropFirst(Self.tokenPrefix.count)) else { return .refused(.token) }

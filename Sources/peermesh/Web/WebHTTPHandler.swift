@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import PeerMesh
 
 /// The page's HTTP requests, after `WebGate` has judged each head: assets, uploads written to disk as they arrive, and
 /// received files served from disk. Anything the gate refuses gets the same bodyless 403 and the connection closes.
@@ -170,13 +171,13 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func serve(_ number: Int, context: ChannelHandlerContext) {
         state = .ignoring
-        guard let path = web.downloadPath(number), let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int,
+        guard let path = web.downloadPath(number), let size = fileSize(atPath: path).map(Int.init),
               let handle = try? NIOFileHandle(_deprecatedPath: path) else {
             return respond(.notFound, WebServer.headers(port: gate.port), body: nil, context: context)
         }
         var headers = WebServer.headers(port: gate.port)
         headers.replaceOrAdd(name: "content-type", value: "application/octet-stream")
-        headers.replaceOrAdd(name: "content-disposition", value: WebServer.attachment((path as NSString).lastPathComponent))
+        headers.replaceOrAdd(name: "content-disposition", value: WebServer.attachment(URL(fileURLWithPath: path).lastPathComponent))
         headers.replaceOrAdd(name: "content-length", value: String(size))
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(.fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: size)))), promise: nil)

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Opens the page in the user's browser without putting the token where other users can read it (rule R3): not on a
 /// command line (`/proc/PID/cmdline` is world-readable) and not in an environment, but in a 0600 file in the identity's
@@ -26,13 +29,7 @@ struct WebLaunch {
         _ = Array(page.utf8).withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         close(descriptor)
         guard let opener = Self.find("xdg-open") else { return "xdg-open is not installed (Debian: xdg-utils)" }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: opener)
-        process.arguments = [file.path]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return "xdg-open failed: \(error.localizedDescription)" }
-        return nil
+        return ChildProcess.start(opener, [file.path]).map { "xdg-open failed: \($0)" }
     }
 
     /// Removes the redirect file (the token in it dies with the process anyway).

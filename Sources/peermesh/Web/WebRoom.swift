@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
 
@@ -225,11 +225,11 @@ final class WebRoom: Sendable {
 
     /// Answers one WebSocket message from `page`.
     func handle(_ message: Data, from page: ControlConnection) async {
-        guard let object = try? JSONSerialization.jsonObject(with: message) as? [String: Any], let kind = object["request"] as? String else {
+        guard let object = JSONValue.object(from: message), let kind = object["request"]?.string else {
             page.send("error", ["message": "not a JSON object with \"request\"", "code": "badRequest"], text: "error: not a request", request: nil)
             return
         }
-        let id = object["id"] as? String ?? ""
+        let id = object["id"]?.string ?? ""
         switch kind {
         case "peers", "browse":
             switch ControlRequest.decode(message) {
@@ -241,7 +241,7 @@ final class WebRoom: Sendable {
         }
     }
 
-    private func perform(_ kind: String, _ object: [String: Any], id: String, for page: ControlConnection) async throws {
+    private func perform(_ kind: String, _ object: [String: JSONValue], id: String, for page: ControlConnection) async throws {
         let privately = room.output.only(page.listener(for: id))
         switch kind {
         case "host":
@@ -256,11 +256,11 @@ final class WebRoom: Sendable {
         case "upload":
             try await upload(object, id: id, for: page)
         case "answer":
-            guard let number = object["number"] as? Int, let accept = object["accept"] as? Bool else {
+            guard let number = object["number"]?.int, let accept = object["accept"]?.bool else {
                 throw CLIError("answer needs \"number\" and \"accept\" (true or false).", exitCode: 2)
             }
             // "Always" is about files: it never lets anyone into the room.
-            if accept, object["always"] as? Bool == true, let request = room.requests.withLockedValue({ $0.pending.first { $0.number == number }?.request }) {
+            if accept, object["always"]?.bool == true, let request = room.requests.withLockedValue({ $0.pending.first { $0.number == number }?.request }) {
                 switch request.kind {
                 case .file, .fileSet: room.trustedSenders.withLockedValue { _ = $0.insert(request.peer.id) }
                 case .invitation, .member: break
@@ -268,7 +268,7 @@ final class WebRoom: Sendable {
             }
             _ = room.handleAdmission("/\(accept ? "accept" : "decline") \(number)")
         case "cancel":
-            guard let number = object["number"] as? Int else { throw CLIError("cancel needs \"number\".", exitCode: 2) }
+            guard let number = object["number"]?.int else { throw CLIError("cancel needs \"number\".", exitCode: 2) }
             room.cancelTransfers(String(number))
         case "transfers":
             room.listTransfers(to: privately)
@@ -281,15 +281,15 @@ final class WebRoom: Sendable {
 
     /// Announces an upload, waits for its files, then sends them as one batch; the request ends when every member
     /// has them (or with what failed).
-    private func upload(_ object: [String: Any], id: String, for page: ControlConnection) async throws {
-        guard let list = object["files"] as? [[String: Any]] else { throw CLIError("upload needs \"files\": [{\"name\": …, \"size\": …}].", exitCode: 2) }
+    private func upload(_ object: [String: JSONValue], id: String, for page: ControlConnection) async throws {
+        guard case .array(let list)? = object["files"] else { throw CLIError("upload needs \"files\": [{\"name\": …, \"size\": …}].", exitCode: 2) }
         let files = try list.map { entry -> OfferedFile in
-            guard let name = entry["name"] as? String, let size = entry["size"] as? Int else {
+            guard case .object(let entry) = entry, let name = entry["name"]?.string, let size = entry["size"]?.int else {
                 throw CLIError("each file needs \"name\" (text) and \"size\" (bytes).", exitCode: 2)
             }
             return OfferedFile(name: name, size: Int64(size))
         }
-        let member = object["to"] as? String
+        let member = object["to"]?.string
         let recipients = member.map { key in room.session.connectedPeers.filter { $0.id == key } } ?? room.session.connectedPeers
         guard !recipients.isEmpty else {
             throw CLIError(member == nil ? "Nobody else is in the room; nothing was sent." : "That member is no longer in the room.", exitCode: 4)
@@ -324,8 +324,8 @@ final class WebRoom: Sendable {
         waiting.withLockedValue { $0[id] }?.yield(complete)
     }
 
-    private static func text(_ key: String, in object: [String: Any]) throws -> String {
-        guard let value = object[key] as? String, !value.isEmpty else { throw CLIError("this request needs \"\(key)\".", exitCode: 2) }
+    private static func text(_ key: String, in object: [String: JSONValue]) throws -> String {
+        guard let value = object[key]?.string, !value.isEmpty else { throw CLIError("this request needs \"\(key)\".", exitCode: 2) }
         return value
     }
 }

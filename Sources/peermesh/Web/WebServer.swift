@@ -1,9 +1,10 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+import PeerMeshCore
 
 /// `peermesh web`'s HTTP and WebSocket server (docs/web-room.md): loopback only, on a port the system picks, with
 /// every request judged by `WebGate` first. It runs on a thread of its own, so an upload written to disk never holds
@@ -109,8 +110,8 @@ final class WebServer: Sendable {
     /// `Content-Disposition` for a download named `name` (RFC 6266: the UTF-8 name percent-encoded, and a plain
     /// fallback with anything unusual replaced).
     static func attachment(_ name: String) -> String {
-        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&+-.^_`|~")
-        let encoded = name.addingPercentEncoding(withAllowedCharacters: allowed) ?? "download"
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$&+-.^_`|~".utf8)
+        let encoded = name.utf8.map { allowed.contains($0) ? String(UnicodeScalar($0)) : "%" + [$0].hexString.uppercased() }.joined()
         let plain = String(name.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0 != "%" ? Character($0) : "_" })
         return "attachment; filename=\"\(plain)\"; filename*=UTF-8''\(encoded)"
     }

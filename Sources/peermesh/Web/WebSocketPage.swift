@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
@@ -50,7 +50,7 @@ final class WebSocketPage: ChannelInboundHandler {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .text:
-            let message = Data(buffer: frame.unmaskedData)
+            let message = Data(frame.unmaskedData.readableBytesView)
             let web = self.web, page = self.page
             Task { await web.handle(message, from: page) }
         case .ping:

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// The secret of one `peermesh web` process (docs/web-room.md): 32 bytes from the system's random source, carried in
 /// the URL's fragment, the WebSocket's subprotocol and `Authorization: Bearer`. It dies with the process.
@@ -16,8 +16,8 @@ struct WebToken: Sendable {
     /// The token made of `bytes` (tests use fixed ones).
     init(bytes: [UInt8]) {
         self.bytes = bytes
-        text = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        text = Data(bytes).base64EncodedString().replacing("+", with: "-")
+            .replacing("/", with: "_").replacing("=", with: "")
     }
 
     /// Whether `candidate` is the token, in time that does not depend on where they differ.
@@ -36,6 +36,6 @@ struct WebToken: Sendable {
     /// and is worth nothing to anyone who does not hold the token.
     func downloadKey(_ number: Int) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Data("file \(number)".utf8), using: SymmetricKey(data: bytes))
-        return mac.prefix(16).map { String(format: "%02x", $0) }.joined()
+        return mac.prefix(16).hexString
     }
 }

@@ -1,6 +1,10 @@
-import Foundation
+import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
+import PeerMeshCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Files a page is sending into the room: announced over the WebSocket (`upload`), then PUT one by one into a private
 /// folder on disk, then sent as one batch as `peermesh send` sends files. The page never holds their bytes, and
@@ -63,7 +67,7 @@ final class WebUploads: Sendable {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             chmod(root.path, 0o700)
         } catch {
-            throw CLIError("Cannot prepare \(folder.path) for the files: \(error.localizedDescription)")
+            throw CLIError("Cannot prepare \(folder.path) for the files: \(reasonText(error))")
         }
         uploads.withLockedValue { $0[id] = Upload(request: request, files: files, to: member, folder: folder, owner: owner) }
         return id
@@ -82,7 +86,7 @@ final class WebUploads: Sendable {
             do {
                 try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             } catch {
-                return .failure(Refusal(status: 507, message: "Cannot store \"\(file.name)\": \(error.localizedDescription)"))
+                return .failure(Refusal(status: 507, message: "Cannot store \"\(file.name)\": \(reasonText(error))"))
             }
             return .success((url, file.size))
         }

@@ -94,7 +94,7 @@ extension TestPeer {
     }
 
     /// Waits for the `resourceStarted` of `name` and returns its progress.
-    func started(_ name: String, timeout: Duration = .seconds(30)) async -> Progress? {
+    func started(_ name: String, timeout: Duration = .seconds(30)) async -> ResourceProgress? {
         let event = await log.first(timeout: timeout) { if case .resourceStarted(let n, _, _, _) = $0 { n == name } else { false } }
         if case .resourceStarted(_, _, let progress, _)? = event { return progress }
         return nil
