@@ -18,6 +18,9 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let clientUID: UInt32?
     private var idle: Scheduled<Void>?
     private var state = State.waiting
+    /// The upload being written is handed to the disk as it arrives: otherwise a 1 GiB upload is dirty memory that
+    /// the kernel writes in one burst, just when the mesh reads it back and the receiver writes its own copy.
+    private var uploadWriteback = WritebackSchedule(from: 0)
 
     private enum State {
         case waiting
@@ -103,6 +106,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return
             }
             state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: 0)
+            uploadWriteback = WritebackSchedule(from: 0)
         }
     }
 
@@ -131,6 +135,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: written + count)
+        uploadWriteback.startDue(descriptor, wrote: UInt64(written + count))
     }
 
     private func fail(_ descriptor: Int32, _ id: String, _ file: URL, _ status: HTTPResponseStatus, _ message: String) {
