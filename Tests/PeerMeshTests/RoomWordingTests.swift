@@ -15,6 +15,24 @@ struct RoomWordingTests {
         #expect(result.output == "peermesh \(top) (wire protocol 2)\n", "\(result.output)")
     }
 
+    /// The time stamps are the person's local time, from `TZ` as every program on the machine reads it (Foundation's
+    /// essentials alone would give UTC).
+    @Test func timeStampsFollowTheLocalTimeZone() async throws {
+        let room = try RoomCommandTests.Fixture()
+        defer { room.remove() }
+        // POSIX TZ: "PMT-9" is nine hours east of UTC.
+        let before = Date()
+        let alice = try Spawned(["env", "TZ=PMT-9"] + room.peermesh(["host", "lobby"], "alice"))
+        defer { alice.stop() }
+        let line = try #require(await alice.line(within: 10, containing: "hosting"), "\(alice.output)")
+        let after = Date()
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let hours = Set([before, after].map { (utc.component(.hour, from: $0) + 9) % 24 })
+        let stamped = try #require(Int(line.drop { $0 != "[" }.dropFirst().prefix(2)), "\(line)")
+        #expect(hours.contains(stamped), "\(line) — expected the hour of UTC+9: \(hours)")
+    }
+
     /// A download folder that cannot be used is named, with the option that changes it; no API setting, no errno.
     @Test func aDownloadFolderThatIsAFileIsNamedWithTheOptionThatChangesIt() async throws {
         let room = try RoomCommandTests.Fixture(), dir = room.directory
