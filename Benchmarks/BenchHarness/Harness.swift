@@ -119,6 +119,7 @@ extension BenchRun {
         case "invite": try invite()
         case "roster": try roster()
         case "install": try install()
+        case "idle": try idle()
         default: throw UsageError(message: "unknown scenario '\(id)'")
         }
     }

@@ -8,7 +8,7 @@ private let rowKinds: [(id: String, pattern: String)] = [
     ("unreliable", "^unreliable 64 B"),
     ("file", "file, hash verified"), ("lul", "^small message while"), ("relay", "^relayed A→B→C"), ("web", "from the web page"),
     ("discovery", "^discovery:"), ("invite", "^invitation:"), ("roster", "^session of N"),
-    ("install", "^installed size:"), ("install", "^start-up:"),
+    ("install", "^installed size:"), ("install", "^start-up:"), ("idle", "^idle member"),
 ]
 
 /// The scenario id of a row's first cell (an aborted scenario's row is just its id), or nil.

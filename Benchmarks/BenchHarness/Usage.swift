@@ -61,6 +61,9 @@ func usageText(prog: String) -> String {
                   bytes one 1 MiB message costs on the wire, direct and per relayed hop                64: <= 5 s
       install     the newest dist/peermesh_*.deb (Scripts/package): installed size vs openssh-client and
                   avahi-utils; `peermesh --version` start-up vs `ssh -V`, `avahi-browse --version`     <= 2x, .deb <= 25 MiB
+      idle        RSS of an idle member: `peermesh host` from the newest .deb on an avahi host once the room is
+                  visible, and a library session with one link (peermesh-bench serve --join), read from /proc;
+                  the reference is issue #41's Zyre node (8-9 MiB idle), not run here            <= 16 MiB each
 
     Contract with the PeerMesh benchmark executable ('peermesh-bench', target Benchmarks/PeerMeshBench):
       peermesh-bench serve --ready-file PATH [--encryption required|none] [--listen ADDR]... [--join PATH]...

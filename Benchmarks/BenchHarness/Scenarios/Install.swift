@@ -57,7 +57,7 @@ extension BenchRun {
     var startupRuns: Int { options.quick ? 10 : 50 }
 
     /// The newest `dist/peermesh_*.deb` of the repository, if any.
-    private func newestPackage() -> String? {
+    func newestPackage() -> String? {
         let dist = "\(root)/dist"
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dist)) ?? []
         return names.filter { $0.hasPrefix("peermesh_") && $0.hasSuffix(".deb") }
