@@ -107,7 +107,7 @@ public final class ByteStreamWriter: Sendable {
     /// Queues `data`; returns once it fits the stream's window. Throws when the stream failed (the reader
     /// cancelled: `cancelled`; the peer left: `peerDisconnected`).
     public func write(_ data: Data) async throws(PeerMeshError) {
-        try await run { core, id, promise in core.transfers.write(ByteBuffer(bytes: data), stream: id, promise: promise) }
+        try await run { core, id, promise in core.transfers.write(ByteBuffer(data: data), stream: id, promise: promise) }
     }
 
     /// Ends the stream after everything written so far; the reader's sequence then ends.

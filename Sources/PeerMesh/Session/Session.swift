@@ -1,6 +1,7 @@
 import FoundationEssentials
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOFoundationEssentialsCompat
 import NIOPosix
 import PeerMeshCore
 

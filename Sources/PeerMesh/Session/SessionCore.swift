@@ -2,6 +2,7 @@ import Crypto
 import FoundationEssentials
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOFoundationEssentialsCompat
 import NIOPosix
 import PeerMeshCore
 
@@ -121,7 +122,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
             // Copied here, not in `send`: the buffer is freed on this thread once acknowledged, and one allocated on
             // the app's thread and freed on this one made glibc return its pages each time (a 1 MiB message stream
             // ran at 15 instead of 22 Gbit/s, and 64 B messages at 0.69 instead of 0.85 M/s).
-            let message = ByteBuffer(bytes: entry.message)
+            let message = ByteBuffer(data: entry.message)
             var handed = hand(entry, message, to: entry.peers, now: now)
             if !handed, !isClosed {
                 // A peer left since `send` checked: the others still get the message.
@@ -336,7 +337,7 @@ final class SessionCore: LinkDelegate, TransferTransport, @unchecked Sendable {
         case .received(let message, let peer):
             // A large message was assembled in storage of its own: the app's Data shares it instead of copying it
             // (NIO's `.automatic` copies only up to 256 KiB, so a small message never pins a whole read buffer).
-            emit(.received(Data(message.readableBytesView), from: peer))
+            emit(.received(Data(buffer: message), from: peer))
         case .undelivered(let messages, let peer, let reason): emit(.undelivered(messages.map { Data($0.readableBytesView) }, to: peer, reason: reason))
         case .verified(let peer): if let security = security(of: peer) { emit(.peerVerified(peer, security)) }
         case .transfer(let frame, let peer): transfers.handle(frame, from: peer)

@@ -26,16 +26,16 @@ enum ControlClient {
         }
         return try await channel.executeThenClose { inbound, outbound in
             var lines = inbound.makeAsyncIterator()
-            guard let first = try await lines.next(), let hello = ControlEvent.decode(Data(first.readableBytesView)), hello.name == "control" else {
+            guard let first = try await lines.next(), let hello = ControlEvent.decode(Data(buffer: first)), hello.name == "control" else {
                 throw NoAnswer()
             }
             guard hello.number("version") == Int64(ControlProtocol.version) else {
                 throw CLIError("The open room (process \(hello.number("pid") ?? 0)) speaks control protocol \(hello.number("version") ?? 0), this peermesh \(ControlProtocol.version): it is another version of peermesh; use that one, or close the room and open it again.")
             }
             try check(hello)
-            try await outbound.write(ByteBuffer(bytes: request.line))
+            try await outbound.write(ByteBuffer(data: request.line))
             while let line = try await lines.next() {
-                guard let event = ControlEvent.decode(Data(line.readableBytesView)), event.string("request") == request.id else { continue }
+                guard let event = ControlEvent.decode(Data(buffer: line)), event.string("request") == request.id else { continue }
                 if event.name == "done" || event.name == "failed" { return event }
                 heard(event)
             }

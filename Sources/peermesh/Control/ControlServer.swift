@@ -76,7 +76,7 @@ final class ControlServer: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 do {
                     for try await line in inbound {
-                        switch ControlRequest.decode(Data(line.readableBytesView)) {
+                        switch ControlRequest.decode(Data(buffer: line)) {
                         case .success(let request):
                             group.addTask { await handle(request, connection) }
                         case .failure(let rejection):

@@ -50,7 +50,7 @@ final class WebSocketPage: ChannelInboundHandler {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .text:
-            let message = Data(frame.unmaskedData.readableBytesView)
+            let message = Data(buffer: frame.unmaskedData)
             let web = self.web, page = self.page
             Task { await web.handle(message, from: page) }
         case .ping:
