@@ -65,8 +65,13 @@ extension BenchRun {
 
     /// Waits until `path` is non-empty, the child exits first, or `seconds` pass.
     func waitReady(_ path: String, _ child: Child, seconds: Int) throws -> ReadyWait {
+        try waitUntil(seconds: seconds, child) { fileSize(path) > 0 }
+    }
+
+    /// Polls `condition` every 50 ms until it holds, `child` exits first, or `seconds` pass.
+    func waitUntil(seconds: Int, _ child: Child, _ condition: () -> Bool) throws -> ReadyWait {
         for _ in 0..<(seconds * 20) {
-            if fileSize(path) > 0 { return .ready }
+            if condition() { return .ready }
             if supervisor.hasExited(child) { return .died }
             try supervisor.pause(0.05)
         }

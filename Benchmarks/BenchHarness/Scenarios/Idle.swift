@@ -34,7 +34,7 @@ extension BenchRun {
                 "env", "XDG_CONFIG_HOME=\(config)", "XDG_RUNTIME_DIR=\(config)/run", "sh", "-c",
                 "mkdir -p \"$XDG_RUNTIME_DIR\" && sleep 600 | exec \"$0\" host --name idle idle-room", "\(unpacked)/usr/bin/peermesh",
             ])
-            let visible = try waitFor(seconds: 30, host) { fileMatches("\(logs)/\(label).out", "is visible as") }
+            let visible = try waitUntil(seconds: 30, host) { fileMatches("\(logs)/\(label).out", "is visible as") } == .ready
             let kib = visible ? residentKiB(under: host, command: "peermesh") : nil
             stopBackground(host)
             guard let kib else {
@@ -68,16 +68,6 @@ extension BenchRun {
         row(name, "\(format(hostMedian, .mebibytes)) MiB; \(format(sessionMedian, .mebibytes)) MiB",
             "8–9 MiB (Zyre node, idle; issue #41's run, not this one)",
             "\(fixed(hostMedian / zyre, 2))×; \(fixed(sessionMedian / zyre, 2))× (of 8.5 MiB)", target, met ? "yes" : "no")
-    }
-
-    /// Polls `condition` every 50 ms until it holds (true), `child` exits or `seconds` pass (false).
-    private func waitFor(seconds: Int, _ child: Child, _ condition: () -> Bool) throws -> Bool {
-        for _ in 0..<(seconds * 20) {
-            if condition() { return true }
-            if supervisor.hasExited(child) { return false }
-            try supervisor.pause(0.05)
-        }
-        return false
     }
 
     /// `VmRSS` in KiB of the process named `command` in `child`'s tree (the command runs below GNU time, and
