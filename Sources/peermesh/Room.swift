@@ -296,7 +296,7 @@ final class Room: Sendable {
         }
         do {
             let recipients = try recipients(named: request.recipient)
-            try await send(FileBatch([URL(fileURLWithPath: Completion.expandingTilde(rest))]), to: recipients)
+            try await send(FileBatch([URL(fileURLWithPath: UserDirectories.current.expandingTilde(rest))]), to: recipients)
         } catch let error as CLIError {
             output.error(error.description)
         } catch let error as PeerMeshError {

@@ -32,6 +32,12 @@ struct UserDirectories {
         return URL(fileURLWithPath: passwordHome ?? "/")
     }
 
+    /// `~/x` and `~` with `home` in place of the tilde (as the shell expands them); other paths as they are.
+    func expandingTilde(_ path: String) -> String {
+        guard path == "~" || path.hasPrefix("~/") else { return path }
+        return home.path + path.dropFirst()
+    }
+
     /// `$XDG_CONFIG_HOME` when it is an absolute path, else `~/.config`.
     var config: URL {
         environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil } ?? home.appendingPathComponent(".config")

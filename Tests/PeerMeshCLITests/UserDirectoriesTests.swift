@@ -16,6 +16,13 @@ struct UserDirectoriesTests {
         #expect(Self.directories([:], passwordHome: nil).home.path == "/")
     }
 
+    @Test func aTildeIsTheHomeFolder() {
+        let user = Self.directories(["HOME": "/srv/h"])
+        #expect(user.expandingTilde("~/pics/a.jpg") == "/srv/h/pics/a.jpg")
+        #expect(user.expandingTilde("~") == "/srv/h")
+        #expect(user.expandingTilde("~bob/a") == "~bob/a" && user.expandingTilde("/tmp/~/a") == "/tmp/~/a")
+    }
+
     @Test func aGermanDesktopsDownloadFolderIsReadFromUserDirs() {
         let file = """
             # This file is written by xdg-user-dirs-update

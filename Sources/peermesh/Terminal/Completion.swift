@@ -1,7 +1,4 @@
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What Tab offers for the text before the cursor: members' names after `@`, the room's commands at the start of
 /// a line, file paths elsewhere. Pure: the names and the directory listing are inputs.
@@ -118,7 +115,7 @@ struct Completion: Equatable, Sendable {
         let slash = word.lastIndex(of: "/")
         let directory = slash.map { String(word[...$0]) } ?? ""
         let prefix = slash.map { String(word[word.index(after: $0)...]) } ?? word
-        let listed = directory.isEmpty ? "." : expandingTilde(directory)
+        let listed = directory.isEmpty ? "." : UserDirectories.current.expandingTilde(directory)
         guard let entries = list(listed) else { return nil }
         let matching = entries.filter { $0.name.hasPrefix(prefix) && ($0.name.hasPrefix(".") == prefix.hasPrefix(".")) }
             .sorted { $0.name < $1.name }
@@ -132,15 +129,9 @@ struct Completion: Equatable, Sendable {
     static func listDirectory(_ path: String) -> [Entry]? {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return nil }
         return names.map { name in
-            var info = stat()
-            let isDirectory = stat((path.hasSuffix("/") ? path : path + "/") + name, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+            var isDirectory = false
+            _ = FileManager.default.fileExists(atPath: (path.hasSuffix("/") ? path : path + "/") + name, isDirectory: &isDirectory)
             return Entry(name: name, isDirectory: isDirectory)
         }
-    }
-
-    /// `~/x` and `~` with the home directory in place of the tilde (as the shell expands them); other paths as they are.
-    static func expandingTilde(_ path: String) -> String {
-        guard path == "~" || path.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] else { return path }
-        return home + path.dropFirst()
     }
 }
