@@ -15,6 +15,8 @@ struct FileBatch: Sendable, Equatable {
         var name: String
         /// Its size in bytes.
         var size: Int64
+        /// Set while the file is still arriving (a page's upload): it is sent as it is written.
+        var growing: GrowingFile? = nil
     }
 
     /// The files, in the order they go (a folder's sorted by path).

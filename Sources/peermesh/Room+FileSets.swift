@@ -13,7 +13,13 @@ extension Room {
         let files = batch.items.map { OfferedFile(name: $0.name, size: $0.size) }
         switch await fileSets.offer(files, label: batch.label, to: peer, on: session) {
         case .accepted(let have):
-            let there = batch.items.filter { item in have[item.name].map { $0 == FileSetOffers.sha256(of: item.url) } ?? false }
+            var there: [FileBatch.Item] = []
+            for item in batch.items {
+                guard let theirs = have[item.name] else { continue }
+                // A file still arriving from a page is compared once it is whole; only those the member may have wait.
+                if let growing = item.growing, (try? await growing.complete()) == nil { continue }
+                if theirs == FileSetOffers.sha256(of: item.url) { there.append(item) }
+            }
             guard !there.isEmpty else { return .success([]) }
             // Counted as done, so the status line and the totals add up.
             transfers.withLockedValue { table in

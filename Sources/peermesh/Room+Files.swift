@@ -65,7 +65,7 @@ extension Room {
             if transfers.withLockedValue({ $0.entries[number]?.cancelled ?? true }) { break }
             let transfers = self.transfers
             let outcome = await attempt { () async throws(PeerMeshError) in
-                try await self.session.sendResource(at: item.url, name: item.name, to: peer) { progress in
+                try await self.session.sendResource(at: item.url, growing: item.growing, name: item.name, to: peer) { progress in
                     transfers.withLockedValue { $0.attach(progress, to: number) }
                 }
             }

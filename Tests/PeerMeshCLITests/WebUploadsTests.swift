@@ -1,4 +1,6 @@
 import Foundation
+import PeerMesh
+import PeerMeshCore
 import Testing
 @testable import peermesh
 
@@ -22,31 +24,50 @@ struct WebUploadsTests {
     @Test func eachFileIsTakenOnceAndADroppedUploadLeavesNothing() throws {
         let uploads = Self.uploads(), owner = ObjectIdentifier(NSObject())
         defer { try? FileManager.default.removeItem(at: uploads.root) }
-        let id = try uploads.begin([OfferedFile(name: "trip/a.jpg", size: 3), OfferedFile(name: "b.txt", size: 0)], to: nil, request: "r", owner: owner)
-        let (url, size) = try uploads.target(id, index: 0).get()
+        let upload = try uploads.begin([OfferedFile(name: "trip/a.jpg", size: 3), OfferedFile(name: "b.txt", size: 0)], to: nil, request: "r", owner: owner)
+        let (url, size, growing) = try uploads.target(upload.id, index: 0).get()
         #expect(url.path.hasPrefix(uploads.root.path + "/") && url.path.hasSuffix("/trip/a.jpg") && size == 3)
+        // Each file is there, empty, from the start: the room's send opens it before its bytes arrive.
+        #expect(fileSize(atPath: url.path) == 0 && growing.expectedSize == 3)
         // A second PUT of the same file while the first is on its way, or of a file not announced, has nowhere to go.
-        #expect(throws: WebUploads.Refusal.self) { try uploads.target(id, index: 0).get() }
-        #expect(throws: WebUploads.Refusal.self) { try uploads.target(id, index: 2).get() }
-        #expect(uploads.arrived(id, index: 0) == nil)
-        _ = try uploads.target(id, index: 1).get()
-        #expect(uploads.drop(id))
+        #expect(throws: WebUploads.Refusal.self) { try uploads.target(upload.id, index: 0).get() }
+        #expect(throws: WebUploads.Refusal.self) { try uploads.target(upload.id, index: 2).get() }
+        _ = try uploads.target(upload.id, index: 1).get()
+        #expect(uploads.drop(upload.id, because: PeerMeshError(.cancelled, "stopped")))
+        #expect(!uploads.drop(upload.id, because: PeerMeshError(.cancelled, "again")))
+        // What reads the file half-written hears why it ends; the empty file was complete from the start.
+        #expect(growing.failure?.message == "stopped")
+        #expect(upload.growing[1].failure == nil && upload.growing[1].isComplete)
         #expect(!FileManager.default.fileExists(atPath: url.deletingLastPathComponent().deletingLastPathComponent().path))
-        #expect(throws: WebUploads.Refusal.self) { try uploads.target(id, index: 1).get() }
+        #expect(throws: WebUploads.Refusal.self) { try uploads.target(upload.id, index: 1).get() }
     }
 
-    @Test func theLastFileCompletesTheUploadAsOneBatch() throws {
+    @Test func anUploadIsOneBatchFromTheStartInThePagesOrder() throws {
         let uploads = Self.uploads(), owner = ObjectIdentifier(NSObject())
         defer { try? FileManager.default.removeItem(at: uploads.root) }
-        let id = try uploads.begin([OfferedFile(name: "trip/a.jpg", size: 1), OfferedFile(name: "trip/b.jpg", size: 1), OfferedFile(name: "c.txt", size: 1)],
-                                   to: nil, request: "r", owner: owner)
-        for index in 0..<3 {
-            let (url, _) = try uploads.target(id, index: index).get()
+        let folder = try uploads.begin([OfferedFile(name: "trip/b.jpg", size: 1), OfferedFile(name: "trip/a.jpg", size: 2)], to: nil, request: "r", owner: owner)
+        let batch = WebUploads.batch(of: folder)
+        #expect(batch.items.map(\.name) == ["trip/b.jpg", "trip/a.jpg"] && batch.items.map(\.size) == [1, 2] && batch.label == "trip")
+        #expect(batch.items.map(\.growing) == folder.growing && batch.items.allSatisfy { FileManager.default.fileExists(atPath: $0.url.path) })
+        let loose = try uploads.begin([OfferedFile(name: "c.txt", size: 1), OfferedFile(name: "d.txt", size: 1)], to: nil, request: "s", owner: owner)
+        #expect(WebUploads.batch(of: loose).label == "2 files")
+    }
+
+    @Test func aPageThatGoesAwayTakesOnlyWhatItHadNotHandedOver() throws {
+        let uploads = Self.uploads(), owner = ObjectIdentifier(NSObject())
+        defer { try? FileManager.default.removeItem(at: uploads.root) }
+        let whole = try uploads.begin([OfferedFile(name: "a", size: 1)], to: nil, request: "r", owner: owner)
+        let half = try uploads.begin([OfferedFile(name: "b", size: 1), OfferedFile(name: "c", size: 1)], to: nil, request: "s", owner: owner)
+        for (upload, index) in [(whole, 0), (half, 0)] {
+            let (url, _, growing) = try uploads.target(upload.id, index: index).get()
             try Data("x".utf8).write(to: url)
+            growing.advance(to: 1)
+            uploads.arrived(upload.id, index: index)
         }
-        #expect(uploads.arrived(id, index: 0) == nil && uploads.arrived(id, index: 1) == nil)
-        let complete = try #require(uploads.arrived(id, index: 2))
-        let batch = try WebUploads.batch(of: complete)
-        #expect(batch.items.map(\.name).sorted() == ["c.txt", "trip/a.jpg", "trip/b.jpg"])
+        uploads.abandon(by: owner)
+        // The whole upload is being sent: its files stay until the send ends. The other cannot be finished.
+        #expect(FileManager.default.fileExists(atPath: whole.folder.path) && whole.growing[0].isComplete)
+        #expect(!FileManager.default.fileExists(atPath: half.folder.path))
+        #expect(half.growing[1].failure?.code == .sourceChanged && half.growing[0].failure == nil)
     }
 }

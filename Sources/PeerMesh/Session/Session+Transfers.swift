@@ -15,6 +15,14 @@ extension Session {
     @discardableResult
     public func sendResource(at url: URL, name: String, to peer: PeerID,
                              completion: (@Sendable (PeerMeshError?) -> Void)?) -> ResourceProgress {
+        sendResource(at: url, growing: nil, name: name, to: peer, completion: completion)
+    }
+
+    /// `sendResource(at:name:to:completion:)` of a file that may still be being written (`growing`): each block
+    /// goes once its writer has written it, and the transfer fails with the writer's reason if it stops.
+    @discardableResult
+    package func sendResource(at url: URL, growing: GrowingFile?, name: String, to peer: PeerID,
+                              completion: (@Sendable (PeerMeshError?) -> Void)?) -> ResourceProgress {
         let progress = ResourceProgress(totalUnitCount: 0)
         let once = NIOLockedValueBox(completion)
         let finish: @Sendable (PeerMeshError?) -> Void = { error in
@@ -29,7 +37,7 @@ extension Session {
             guard FrameLimits.isValidTransferName(name) else {
                 throw PeerMeshError(.transferFailed, "A resource name must be 1–\(FrameLimits.maximumTransferNameBytes) UTF-8 bytes.")
             }
-            source = try FileSource(url: url)
+            source = try FileSource(url: url, growing: growing)
         } catch {
             core.loop.execute { finish(error as? PeerMeshError ?? PeerMeshError(.fileAccess, "Cannot read \(url.path).", underlying: error)) }
             return progress
@@ -48,10 +56,16 @@ extension Session {
     /// `progress`, if given, receives the transfer's `ResourceProgress` as soon as it exists.
     public func sendResource(at url: URL, name: String, to peer: PeerID,
                              progress: (@Sendable (ResourceProgress) -> Void)? = nil) async throws(PeerMeshError) {
+        try await sendResource(at: url, growing: nil, name: name, to: peer, progress: progress)
+    }
+
+    /// `sendResource(at:name:to:progress:)` of a file that may still be being written (`growing`).
+    package func sendResource(at url: URL, growing: GrowingFile?, name: String, to peer: PeerID,
+                              progress: (@Sendable (ResourceProgress) -> Void)? = nil) async throws(PeerMeshError) {
         let box = NIOLockedValueBox<ResourceProgress?>(nil)
         let result: PeerMeshError? = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let started = sendResource(at: url, name: name, to: peer) { error in continuation.resume(returning: error) }
+                let started = sendResource(at: url, growing: growing, name: name, to: peer) { error in continuation.resume(returning: error) }
                 box.withLockedValue { $0 = started }
                 progress?(started)
                 if Task.isCancelled { started.cancel() }

@@ -17,9 +17,13 @@ actor FileSource {
     private let fd: Int32
     private let identity: (dev: UInt64, ino: UInt64, mtime: timespec)
     private var hasher = SHA256()
+    /// Set when the file is still being written: reads wait for it, and its size is the one announced.
+    private let growing: GrowingFile?
 
-    /// Opens `url` and remembers what it looks like, so a change during the send is detected.
-    init(url: URL) throws(PeerMeshError) {
+    /// Opens `url` and remembers what it looks like, so a change during the send is detected; `growing` when
+    /// another part of the program is still writing it.
+    init(url: URL, growing: GrowingFile? = nil) throws(PeerMeshError) {
+        self.growing = growing
         path = url.path
         fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -30,7 +34,7 @@ actor FileSource {
             close(fd)
             throw PeerMeshError(.fileAccess, "\(url.path) is not a regular file; only files can be sent as resources.")
         }
-        size = UInt64(info.st_size)
+        size = growing?.expectedSize ?? UInt64(info.st_size)
         identity = (UInt64(info.st_dev), UInt64(info.st_ino), info.st_mtim)
     }
 
@@ -47,6 +51,13 @@ actor FileSource {
             let block = try read(at: position, length: Int(min(1 << 20, offset - position)))
             position += UInt64(block.readableBytes)
         }
+    }
+
+    /// Runs `body` once the first `end` bytes can be read: at once for a file that is not growing, else when its
+    /// writer got that far (or with why it never will).
+    nonisolated func whenReadable(upTo end: UInt64, _ body: @escaping @Sendable (PeerMeshError?) -> Void) {
+        guard let growing else { return body(nil) }
+        growing.whenWritten(upTo: end, body)
     }
 
     /// Reads and hashes `length` bytes at `offset`; a short read means the file shrank.
@@ -66,12 +77,14 @@ actor FileSource {
         return buffer
     }
 
-    /// Whether the file at `path` is still the one we opened, unmodified; and the digest of everything read.
+    /// Whether the file at `path` is still the one we opened, unmodified (a growing one: written in full, and only
+    /// by its writer); and the digest of everything read.
     func finish() -> (unchanged: Bool, digest: [UInt8]) {
         var now = stat(), named = stat()
-        let unchanged = fstat(fd, &now) == 0 && stat(path, &named) == 0
-            && UInt64(now.st_size) == size
-            && now.st_mtim.tv_sec == identity.mtime.tv_sec && now.st_mtim.tv_nsec == identity.mtime.tv_nsec
+        guard fstat(fd, &now) == 0, stat(path, &named) == 0 else { return (false, Array(hasher.finalize())) }
+        let unmodified = growing.map { $0.isComplete }
+            ?? (now.st_mtim.tv_sec == identity.mtime.tv_sec && now.st_mtim.tv_nsec == identity.mtime.tv_nsec)
+        let unchanged = UInt64(now.st_size) == size && unmodified
             && UInt64(named.st_dev) == identity.dev && UInt64(named.st_ino) == identity.ino
         return (unchanged, Array(hasher.finalize()))
     }

@@ -49,12 +49,15 @@ extension TransferCenter {
                     }
                 }
             case .read(let offset, let length, let generation):
-                source.run { source in
-                    do {
-                        let block = try source.read(at: offset, length: length)
-                        hop { $0.readCompleted(outgoing: id, block, at: offset, generation: generation) }
-                    } catch {
-                        hop { $0.update(outgoing: id) { $0.failLocally(Self.typed(error)) } }
+                source.whenReadable(upTo: offset + UInt64(length)) { unwritten in
+                    if let unwritten { return hop { $0.update(outgoing: id) { $0.failLocally(unwritten) } } }
+                    source.run { source in
+                        do {
+                            let block = try source.read(at: offset, length: length)
+                            hop { $0.readCompleted(outgoing: id, block, at: offset, generation: generation) }
+                        } catch {
+                            hop { $0.update(outgoing: id) { $0.failLocally(Self.typed(error)) } }
+                        }
                     }
                 }
             case .checkSource(let generation):

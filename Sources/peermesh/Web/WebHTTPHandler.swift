@@ -27,7 +27,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         /// Answered already (an asset, a download, a refusal): a body that follows is dropped.
         case ignoring
         /// Writing an upload's file as it arrives: its descriptor, where it is, how many bytes it must and does have.
-        case uploading(descriptor: Int32, id: String, index: Int, file: URL, expected: Int64, written: Int64)
+        case uploading(descriptor: Int32, id: String, index: Int, file: URL, expected: Int64, written: Int64, growing: GrowingFile)
         /// An upload that failed part-way: the rest of its body is dropped and its end answers with why.
         case failedUpload(HTTPResponseStatus, String)
     }
@@ -43,10 +43,9 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         idle?.cancel()
         // A connection that closed in the middle of a file (the page cancelled it, or went away).
-        if case .uploading(let descriptor, let id, _, let file, _, _) = state {
+        if case .uploading(let descriptor, let id, _, let file, _, _, _) = state {
             close(descriptor)
-            unlink(file.path)
-            web.uploadFailed(id)
+            web.uploadFailed(id, "The page stopped handing over \"\(file.lastPathComponent)\" before its end (it was cancelled or went away); send it again from the page.")
         }
         state = .waiting
     }
@@ -99,13 +98,13 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch web.uploads.target(id, index: index) {
         case .failure(let refusal):
             state = .failedUpload(HTTPResponseStatus(statusCode: refusal.status), refusal.message)
-        case .success(let (file, expected)):
-            let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        case .success(let (file, expected, growing)):
+            let descriptor = open(file.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
             guard descriptor >= 0 else {
                 state = .failedUpload(.insufficientStorage, "Cannot write \(file.lastPathComponent): \(String(cString: strerror(errno))).")
                 return
             }
-            state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: 0)
+            state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: 0, growing: growing)
             uploadWriteback = WritebackSchedule(from: 0)
         }
     }
@@ -113,7 +112,13 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Writes a body part at once, on this server's own thread: while it writes, the socket is not read, so a browser
     /// sending faster than the disk takes is slowed by TCP, and nothing piles up in memory.
     private func write(_ chunk: ByteBuffer, context: ChannelHandlerContext) {
-        guard case .uploading(let descriptor, let id, let index, let file, let expected, let written) = state else { return }
+        guard case .uploading(let descriptor, let id, let index, let file, let expected, let written, let growing) = state else { return }
+        // The room's send ended meanwhile (the members have it, or declined it): the rest is not wanted.
+        if let ended = growing.failure {
+            close(descriptor)
+            state = .failedUpload(.conflict, ended.message)
+            return
+        }
         let count = Int64(chunk.readableBytes)
         guard written + count <= expected else {
             fail(descriptor, id, file, .payloadTooLarge, "More bytes than the file's announced size.")
@@ -134,25 +139,24 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                                                                : "Cannot write \(file.lastPathComponent): \(String(cString: strerror(errno))).")
             return
         }
-        state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: written + count)
+        state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: written + count, growing: growing)
         uploadWriteback.startDue(descriptor, wrote: UInt64(written + count))
+        growing.advance(to: UInt64(written + count))
     }
 
     private func fail(_ descriptor: Int32, _ id: String, _ file: URL, _ status: HTTPResponseStatus, _ message: String) {
         close(descriptor)
-        unlink(file.path)
-        web.uploadFailed(id)
+        web.uploadFailed(id, "\"\(file.lastPathComponent)\" could not be handed over from the page: \(message)")
         state = .failedUpload(status, message)
     }
 
     private func end(context: ChannelHandlerContext) {
         switch state {
-        case .uploading(let descriptor, let id, let index, let file, let expected, let written):
+        case .uploading(let descriptor, let id, let index, let file, let expected, let written, _):
             close(descriptor)
             state = .waiting
             guard written == expected else {
-                unlink(file.path)
-                web.uploadFailed(id)
+                web.uploadFailed(id, "The page handed over \(written) of the \(expected) bytes of \"\(file.lastPathComponent)\"; send it again from the page.")
                 return answer(.badRequest, "The file ended after \(written) of its \(expected) bytes; send it again.", context: context)
             }
             web.uploaded(id, index: index)

@@ -150,7 +150,7 @@ final class WebRoom: Sendable {
     /// A page went away: its unfinished uploads go too (what it asked the room to send goes on).
     func detach(_ page: ControlConnection) {
         pages.withLockedValue { $0[ObjectIdentifier(page)] = nil }
-        for id in uploads.abandon(by: ObjectIdentifier(page)) { waiting.withLockedValue { $0[id] }?.finish() }
+        uploads.abandon(by: ObjectIdentifier(page))
         page.finish()
     }
 
@@ -279,8 +279,8 @@ final class WebRoom: Sendable {
         }
     }
 
-    /// Announces an upload, waits for its files, then sends them as one batch; the request ends when every member
-    /// has them (or with what failed).
+    /// Announces an upload and sends its files as one batch while the page PUTs them (each read as it is written); the
+    /// request ends when every member has them (or with what failed).
     private func upload(_ object: [String: JSONValue], id: String, for page: ControlConnection) async throws {
         guard case .array(let list)? = object["files"] else { throw CLIError("upload needs \"files\": [{\"name\": …, \"size\": …}].", exitCode: 2) }
         let files = try list.map { entry -> OfferedFile in
@@ -295,34 +295,20 @@ final class WebRoom: Sendable {
             throw CLIError(member == nil ? "Nobody else is in the room; nothing was sent." : "That member is no longer in the room.", exitCode: 4)
         }
         let upload = try uploads.begin(files, to: member, request: id, owner: ObjectIdentifier(page))
-        let (arrived, arrival) = AsyncStream.makeStream(of: WebUploads.Upload.self)
-        waiting.withLockedValue { $0[upload] = arrival }
-        defer { _ = waiting.withLockedValue { $0.removeValue(forKey: upload) } }
-        page.send("upload", ["upload": .string(upload), "files": .int(files.count)], text: "", request: id)
-        // The page PUTs each file; the last one's arrival (or the page going away) ends the wait.
-        var complete: WebUploads.Upload?
-        for await done in arrived {
-            complete = done
-            break
-        }
-        guard let complete else { throw CLIError("Not every file reached the room (the page stopped sending, or went away); nothing was sent.") }
-        defer { try? FileManager.default.removeItem(at: complete.folder) }
-        try await room.send(try WebUploads.batch(of: complete), to: recipients)
+        page.send("upload", ["upload": .string(upload.id), "files": .int(files.count)], text: "", request: id)
+        // Sent or not, the upload is over once the send is: a PUT still running (of a file every member already had,
+        // or after the members declined) is refused from here on.
+        defer { uploads.drop(upload.id, because: PeerMeshError(.cancelled, "The room no longer needs this file: the send it was for has ended.")) }
+        try await room.send(WebUploads.batch(of: upload), to: recipients)
     }
 
-    /// Uploads whose request waits for their last file.
-    private let waiting = NIOLockedValueBox<[String: AsyncStream<WebUploads.Upload>.Continuation]>([:])
-
-    /// A file of upload `id` did not arrive whole: the upload ends, and its request fails.
-    func uploadFailed(_ id: String) {
-        if uploads.drop(id) { waiting.withLockedValue { $0[id] }?.finish() }
+    /// A file of upload `id` did not arrive whole: the upload ends, and the send of it fails with why.
+    func uploadFailed(_ id: String, _ why: String) {
+        uploads.drop(id, because: PeerMeshError(.sourceChanged, why))
     }
 
     /// File `index` of upload `id` arrived in full (the HTTP side calls this).
-    func uploaded(_ id: String, index: Int) {
-        guard let complete = uploads.arrived(id, index: index) else { return }
-        waiting.withLockedValue { $0[id] }?.yield(complete)
-    }
+    func uploaded(_ id: String, index: Int) { uploads.arrived(id, index: index) }
 
     private static func text(_ key: String, in object: [String: JSONValue]) throws -> String {
         guard let value = object[key]?.string, !value.isEmpty else { throw CLIError("this request needs \"\(key)\".", exitCode: 2) }

@@ -7,14 +7,20 @@ import Glibc
 #endif
 
 /// Files a page is sending into the room: announced over the WebSocket (`upload`), then PUT one by one into a private
-/// folder on disk, then sent as one batch as `peermesh send` sends files. The page never holds their bytes, and
-/// neither does the room: they go from the browser's disk to ours in the socket's own pace.
+/// folder on disk, and sent as one batch as `peermesh send` sends files — from the moment they are announced: each
+/// file goes into the mesh as it is written (`GrowingFile`), so the page's upload and the room's send overlap. The
+/// page never holds their bytes, and neither does the room: they go from the browser's disk to ours in the socket's
+/// own pace.
 final class WebUploads: Sendable {
     /// One announced upload.
     struct Upload: Sendable {
+        /// Its id: the PUTs' path names it.
+        let id: String
         /// The request that announced it (answered `done` or `failed` once the batch is sent).
         let request: String
         let files: [OfferedFile]
+        /// How far each file is written; the room's send reads behind it.
+        let growing: [GrowingFile]
         /// One member's key ID, or nil for everyone.
         let to: String?
         let folder: URL
@@ -42,8 +48,9 @@ final class WebUploads: Sendable {
         try? FileManager.default.removeItem(at: root)
     }
 
-    /// Registers an upload of `files` (names as the page has them: `holiday/img1.jpg` for a folder) and returns its id.
-    func begin(_ files: [OfferedFile], to member: String?, request: String, owner: ObjectIdentifier) throws -> String {
+    /// Registers an upload of `files` (names as the page has them: `holiday/img1.jpg` for a folder) and creates them,
+    /// empty, so that they can be opened for sending before their bytes arrive.
+    func begin(_ files: [OfferedFile], to member: String?, request: String, owner: ObjectIdentifier) throws -> Upload {
         guard !files.isEmpty else { throw CLIError("Nothing to send: pick or drop at least one file.", exitCode: 2) }
         guard files.count <= Self.maximumFiles else { throw CLIError("\(files.count) files are more than one send takes (\(Self.maximumFiles)); send them in parts.", exitCode: 2) }
         var seen = Set<String>()
@@ -66,15 +73,25 @@ final class WebUploads: Sendable {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             chmod(root.path, 0o700)
+            for file in files {
+                let url = folder.appendingPathComponent(file.name)
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                guard descriptor >= 0 else { throw PeerMeshError(.fileAccess, "\(file.name): \(String(cString: strerror(errno)))") }
+                close(descriptor)
+            }
         } catch {
+            try? FileManager.default.removeItem(at: folder)
             throw CLIError("Cannot prepare \(folder.path) for the files: \(reasonText(error))")
         }
-        uploads.withLockedValue { $0[id] = Upload(request: request, files: files, to: member, folder: folder, owner: owner) }
-        return id
+        let upload = Upload(id: id, request: request, files: files, growing: files.map { GrowingFile(expectedSize: UInt64($0.size)) },
+                            to: member, folder: folder, owner: owner)
+        uploads.withLockedValue { $0[id] = upload }
+        return upload
     }
 
-    /// Where file `index` of upload `id` goes, and how many bytes it must have.
-    func target(_ id: String, index: Int) -> Result<(URL, Int64), Refusal> {
+    /// Where file `index` of upload `id` goes, how many bytes it must have, and who is told how far it got.
+    func target(_ id: String, index: Int) -> Result<(URL, Int64, GrowingFile), Refusal> {
         uploads.withLockedValue { uploads in
             guard let upload = uploads[id] else { return .failure(Refusal(status: 404, message: "No such upload (it was sent, or its page went away).")) }
             guard upload.files.indices.contains(index), !upload.arrived.contains(index), !upload.arriving.contains(index) else {
@@ -82,55 +99,50 @@ final class WebUploads: Sendable {
             }
             uploads[id]?.arriving.insert(index)
             let file = upload.files[index]
-            let url = upload.folder.appendingPathComponent(file.name)
-            do {
-                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            } catch {
-                return .failure(Refusal(status: 507, message: "Cannot store \"\(file.name)\": \(reasonText(error))"))
-            }
-            return .success((url, file.size))
+            return .success((upload.folder.appendingPathComponent(file.name), file.size, upload.growing[index]))
         }
     }
 
-    /// Records file `index` as arrived in full; returns the upload when that was its last file (it is no longer
-    /// listed: the caller sends it).
-    func arrived(_ id: String, index: Int) -> Upload? {
+    /// Records file `index` as arrived in full.
+    func arrived(_ id: String, index: Int) {
         uploads.withLockedValue { uploads in
             uploads[id]?.arriving.remove(index)
             uploads[id]?.arrived.insert(index)
-            guard let upload = uploads[id], upload.arrived.count == upload.files.count else { return nil }
-            uploads[id] = nil
-            return upload
         }
     }
 
-    /// A file of upload `id` did not arrive whole (the page cancelled it, its connection broke, the disk was full):
-    /// the upload is dropped with its files; true when it was still there.
-    func drop(_ id: String) -> Bool {
+    /// Upload `id` is over: sent, or it cannot be (a file did not arrive whole, the page went away, the members
+    /// declined it). A file still arriving is abandoned with `reason` — the send reading it fails with it, and its
+    /// PUT is refused — and the folder goes. True when it was still there.
+    @discardableResult
+    func drop(_ id: String, because reason: PeerMeshError) -> Bool {
         guard let upload = uploads.withLockedValue({ $0.removeValue(forKey: id) }) else { return false }
+        upload.growing.forEach { $0.abandon(reason) }
         try? FileManager.default.removeItem(at: upload.folder)
         return true
     }
 
-    /// The page `owner` went away: its unfinished uploads are dropped with their files; returns their ids.
-    func abandon(by owner: ObjectIdentifier) -> [String] {
+    /// The page `owner` went away: its uploads not handed over in full are dropped (they cannot be sent); those that
+    /// were go on.
+    func abandon(by owner: ObjectIdentifier) {
         let gone = uploads.withLockedValue { uploads in
-            let gone = uploads.filter { $0.value.owner == owner }
-            gone.keys.forEach { uploads[$0] = nil }
-            return gone
+            uploads.values.filter { $0.owner == owner && $0.arrived.count < $0.files.count }.map(\.id)
         }
-        gone.values.forEach { try? FileManager.default.removeItem(at: $0.folder) }
-        return Array(gone.keys)
+        for id in gone { drop(id, because: PeerMeshError(.sourceChanged, "The page that was sending it went away before handing all of it over; send it again from the page.")) }
     }
 
-    /// The files of a finished upload as a batch: its top-level files and folders, in the order the page listed them.
-    static func batch(of upload: Upload) throws -> FileBatch {
-        var tops: [String] = []
+    /// The files of an upload as a batch, in the order the page listed them, each read as it arrives.
+    static func batch(of upload: Upload) -> FileBatch {
+        let items = zip(upload.files, upload.growing).map { file, growing in
+            FileBatch.Item(url: upload.folder.appendingPathComponent(file.name), name: file.name, size: file.size, growing: growing)
+        }
+        var tops: [Substring] = []
         for file in upload.files {
-            let top = String(file.name.split(separator: "/")[0])
+            let top = file.name.split(separator: "/")[0]
             if !tops.contains(top) { tops.append(top) }
         }
-        return try FileBatch(tops.map { upload.folder.appendingPathComponent($0) })
+        // Named as `FileBatch` names what `peermesh send` was given: the one file or folder, else a count.
+        return FileBatch(items: items, label: tops.count == 1 ? String(tops[0]) : "\(items.count) files")
     }
 
     /// Most files one upload takes.

@@ -1,0 +1,67 @@
+import Foundation
+import PeerMeshCore
+import PeerMeshTestSupport
+import Testing
+@testable import PeerMesh
+
+/// A file sent while it is still being written (the web page's upload, `GrowingFile`): the send never reads past
+/// what is written, the receiver gets the whole file verified, and a writer that stops ends the send with its reason.
+@Suite("Sending a file as it is written", .serialized)
+struct GrowingFileTests {
+    @Test func theSendFollowsTheWriterAndTheWholeFileArrivesVerified() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let receiver = try TestPeer("receiver", scratch: scratch)
+        let sender = try TestPeer("sender")
+        try await sender.join(receiver)
+        // Four of the sender's blocks and a bit: half of it is two whole blocks, which can go before the rest is written.
+        let (whole, digest) = try scratch.file("whole.bin", size: 4 * 256 * 1024 + 12_345)
+        let bytes = try Data(contentsOf: whole)
+        let url = scratch.base.appendingPathComponent("arriving.bin")
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let writer = try FileHandle(forWritingTo: url)
+        let growing = GrowingFile(expectedSize: UInt64(bytes.count))
+        let outcome = TestBox<PeerMeshError??>(nil)
+        let progress = sender.session.sendResource(at: url, growing: growing, name: "arriving.bin", to: receiver.peerID) { error in
+            outcome.update { $0 = .some(error) }
+        }
+        #expect(progress.totalUnitCount == Int64(bytes.count))
+
+        // Half written: the send takes what is there, and no byte more (a read past it would find the file short
+        // and fail the send), then waits.
+        let half = bytes.count / 2
+        try writer.write(contentsOf: bytes.prefix(half))
+        growing.advance(to: UInt64(half))
+        #expect(await eventually { progress.completedUnitCount > 0 })
+        #expect(progress.completedUnitCount <= Int64(half) && outcome.value == nil && scratch.received.isEmpty)
+
+        try writer.write(contentsOf: bytes.suffix(from: half))
+        try writer.close()
+        growing.advance(to: UInt64(bytes.count))
+        guard case .success(let file)? = await receiver.finished("arriving.bin") else { Issue.record("not received"); return }
+        #expect(try sha256(of: file) == digest)
+        #expect(await eventually { outcome.value != nil } && outcome.value! == nil)
+        await sender.shutdown(); await receiver.shutdown()
+    }
+
+    @Test func aWriterThatStopsEndsTheSendOnBothSidesWithItsReason() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let receiver = try TestPeer("receiver", scratch: scratch)
+        let sender = try TestPeer("sender")
+        try await sender.join(receiver)
+        let url = try scratch.sparseFile("stopped.bin", size: TransferCenter.chunkSize)
+        let growing = GrowingFile(expectedSize: 4 * UInt64(TransferCenter.chunkSize))
+        let sending = Task { await peerMeshError { try await sender.session.sendResource(at: url, growing: growing, name: "stopped.bin", to: receiver.peerID) } }
+        growing.advance(to: UInt64(TransferCenter.chunkSize))
+        #expect(await receiver.started("stopped.bin") != nil)
+        growing.abandon(PeerMeshError(.sourceChanged, "The page went away."))
+
+        let error = await sending.value
+        #expect(error?.code == .sourceChanged && error?.message == "The page went away.", "\(String(describing: error))")
+        guard case .failure(let heard)? = await receiver.finished("stopped.bin") else { Issue.record("the receiver was not told"); return }
+        #expect(heard.code == .sourceChanged && heard.message.contains("The page went away."), "\(heard)")
+        #expect(scratch.received.isEmpty && scratch.partials.isEmpty)
+        await sender.shutdown(); await receiver.shutdown()
+    }
+}
