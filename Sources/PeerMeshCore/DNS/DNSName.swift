@@ -50,12 +50,14 @@ public struct DNSName: Hashable, Sendable, CustomStringConvertible {
     /// The presentation form with RFC 1035 escapes, always ending in `.`.
     public var description: String { labels.isEmpty ? "." : labels.map(Self.escaped).joined(separator: ".") + "." }
 
+    /// Equal when the labels match byte for byte, ASCII letters in either case.
     public static func == (lhs: DNSName, rhs: DNSName) -> Bool {
         lhs.labels.count == rhs.labels.count && zip(lhs.labels, rhs.labels).allSatisfy { a, b in
             a.count == b.count && zip(a, b).allSatisfy { lowercase($0) == lowercase($1) }
         }
     }
 
+    /// Hashes the lower-cased labels, so equal names hash alike.
     public func hash(into hasher: inout Hasher) {
         for label in labels {
             hasher.combine(label.count)

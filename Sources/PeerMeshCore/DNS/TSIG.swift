@@ -10,6 +10,14 @@ public struct SignedDNSRequest: Hashable, Sendable {
     public var id: UInt16
     /// The key it was signed with.
     public var key: TSIGKey
+
+    /// A signed request from its parts, e.g. kept from an earlier `TSIG.sign`.
+    public init(bytes: [UInt8], mac: [UInt8], id: UInt16, key: TSIGKey) {
+        self.bytes = bytes
+        self.mac = mac
+        self.id = id
+        self.key = key
+    }
 }
 
 /// TSIG (RFC 8945) with HMAC-SHA256: signing requests and verifying answers. Time is always passed in.
