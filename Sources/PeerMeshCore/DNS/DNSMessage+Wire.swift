@@ -6,7 +6,7 @@ extension DNSMessage {
         writer.u16(flags)
         for count in [questions.count, answers.count, authorities.count, additionals.count] {
             guard count <= Int(UInt16.max) else {
-                throw PeerMeshError(.invalidDNSRecord, "a DNS message section holds 65535 entries at most, not \(count)")
+                throw PeerMeshError(.invalidDNSRecord, "A DNS message section holds 65535 entries at most, not \(count)")
             }
             writer.u16(UInt16(count))
         }

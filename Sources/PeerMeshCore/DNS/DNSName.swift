@@ -20,7 +20,7 @@ public struct DNSName: Hashable, Sendable, CustomStringConvertible {
         }
         let length = labels.reduce(1) { $0 + 1 + $1.count }
         guard length <= Self.maxWireLength else {
-            throw PeerMeshError(.invalidDNSName, "the DNS name is \(length) bytes on the wire; a name holds 255 at most")
+            throw PeerMeshError(.invalidDNSName, "The DNS name is \(length) bytes on the wire; a name holds 255 at most")
         }
         self.labels = labels
     }

@@ -38,7 +38,7 @@ extension DNSRecord {
         try data.write(to: &writer)
         let length = writer.bytes.count - lengthAt - 2
         guard length <= Int(UInt16.max) else {
-            throw PeerMeshError(.invalidDNSRecord, "the \(type) record of \(name) has \(length) bytes of data; 65535 at most")
+            throw PeerMeshError(.invalidDNSRecord, "The \(type) record of \(name) has \(length) bytes of data; 65535 at most")
         }
         writer.bytes[lengthAt] = UInt8(length >> 8)
         writer.bytes[lengthAt + 1] = UInt8(length & 0xFF)
@@ -68,7 +68,7 @@ extension DNSRecordData {
         case .a(let address), .aaaa(let address):
             let expected = type == .a ? 4 : 16
             guard address.count == expected else {
-                throw PeerMeshError(.invalidDNSRecord, "an \(type) address is \(expected) bytes, not \(address.count)")
+                throw PeerMeshError(.invalidDNSRecord, "An \(type) address is \(expected) bytes, not \(address.count)")
             }
             writer.append(address)
         case .ptr(let target):
@@ -81,7 +81,7 @@ extension DNSRecordData {
         case .txt(let strings):
             for string in strings.isEmpty ? [[]] : strings {
                 guard string.count <= 255 else {
-                    throw PeerMeshError(.invalidDNSRecord, "a TXT string is \(string.count) bytes; 255 at most")
+                    throw PeerMeshError(.invalidDNSRecord, "A TXT string is \(string.count) bytes; 255 at most")
                 }
                 writer.u8(UInt8(string.count))
                 writer.append(string)

@@ -78,7 +78,7 @@ public struct DNSSDInstance: Hashable, Sendable {
 
     private func checkInside(_ zone: DNSName) throws {
         guard domain.isSubdomain(of: zone) else {
-            throw PeerMeshError(.invalidDNSRecord, "the domain \(domain) lies outside the zone \(zone): update the zone that holds it")
+            throw PeerMeshError(.invalidDNSRecord, "The domain \(domain) lies outside the zone \(zone): update the zone that holds it")
         }
         guard addresses.isEmpty || host.isSubdomain(of: zone) else {
             throw PeerMeshError(.invalidDNSRecord,

@@ -24,38 +24,38 @@ public enum DNSUpdateResponse {
         let named = "\(code)"
         switch code {
         case .badKey:
-            return PeerMeshError(.dnsKeyRejected, "the DNS server does not accept key '\(key)' for \(zone) (\(named)): check the "
+            return PeerMeshError(.dnsKeyRejected, "The DNS server does not accept key '\(key)' for \(zone) (\(named)): check the "
                 + "key file's key name matches the server's, and that the zone's update policy names this key")
         case .badSig:
-            return PeerMeshError(.dnsKeyRejected, "the DNS server knows key '\(key)' but our signature does not verify (\(named)): "
+            return PeerMeshError(.dnsKeyRejected, "The DNS server knows key '\(key)' but our signature does not verify (\(named)): "
                 + "the key file's secret differs from the server's; copy the key file from the server again")
         case .badTime:
             let time = serverTime.map { " (the server's time is \($0))" } ?? ""
-            return PeerMeshError(.dnsClockSkew, "the DNS server's clock and ours differ by more than 5 minutes (\(named))\(time): "
+            return PeerMeshError(.dnsClockSkew, "The DNS server's clock and ours differ by more than 5 minutes (\(named))\(time): "
                 + "set this machine's clock right, e.g. with NTP")
         case .badTrunc:
-            return PeerMeshError(.dnsServerFailure, "the DNS server rejects the signature's MAC length (\(named)): it wants a "
+            return PeerMeshError(.dnsServerFailure, "The DNS server rejects the signature's MAC length (\(named)): it wants a "
                 + "longer MAC than PeerMesh sent, which should not happen with full HMAC-SHA256; report it")
         case .refused:
             return PeerMeshError(.dnsUpdateRefused, "\(named): the server does not accept updates for \(zone) from this key/address: "
                 + "check its update policy (Knot: acl … action: update; BIND: update-policy or allow-update)")
         case .notZone, .notAuth:
-            return PeerMeshError(.dnsZoneNotServed, "zone \(zone) not served by this server (\(named)): check the zone name, "
+            return PeerMeshError(.dnsZoneNotServed, "Zone \(zone) not served by this server (\(named)): check the zone name, "
                 + "or send the update to the zone's primary server (its SOA MNAME)")
         case .yxDomain, .yxRRSet, .nxRRSet:
-            return PeerMeshError(.dnsPrerequisiteFailed, "the update's prerequisite did not hold (\(named)): the records in "
+            return PeerMeshError(.dnsPrerequisiteFailed, "The update's prerequisite did not hold (\(named)): the records in "
                 + "\(zone) changed meanwhile; look them up and try again")
         case .formatError:
-            return PeerMeshError(.dnsServerFailure, "the DNS server could not parse the update (\(named)): it may not support "
+            return PeerMeshError(.dnsServerFailure, "The DNS server could not parse the update (\(named)): it may not support "
                 + "DNS UPDATE or TSIG; check it is an authoritative server")
         case .notImplemented:
-            return PeerMeshError(.dnsServerFailure, "the DNS server does not implement DNS UPDATE (\(named)): use the zone's "
+            return PeerMeshError(.dnsServerFailure, "The DNS server does not implement DNS UPDATE (\(named)): use the zone's "
                 + "authoritative primary server")
         case .nameError:
-            return PeerMeshError(.dnsServerFailure, "the DNS server answered \(named) for \(zone): it does not know that name; "
+            return PeerMeshError(.dnsServerFailure, "The DNS server answered \(named) for \(zone): it does not know that name; "
                 + "check the zone name")
         default:
-            return PeerMeshError(.dnsServerFailure, "the DNS server failed to apply the update to \(zone) (\(named)): look in "
+            return PeerMeshError(.dnsServerFailure, "The DNS server failed to apply the update to \(zone) (\(named)): look in "
                 + "its log for why, then try again")
         }
     }

@@ -60,6 +60,6 @@ struct DNSWireReader {
     }
 
     static func malformed(_ why: String) -> PeerMeshError {
-        PeerMeshError(.malformedDNSMessage, "the DNS message is malformed: \(why)")
+        PeerMeshError(.malformedDNSMessage, "The DNS message is malformed: \(why)")
     }
 }

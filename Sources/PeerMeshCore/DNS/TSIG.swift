@@ -43,7 +43,7 @@ public enum TSIG {
         writer.append(messageBytes)
         try tsig.record.write(to: &writer)
         let additionalCount = (UInt16(messageBytes[10]) << 8 | UInt16(messageBytes[11]))
-        guard additionalCount < .max else { throw PeerMeshError(.invalidDNSRecord, "the additional section is full") }
+        guard additionalCount < .max else { throw PeerMeshError(.invalidDNSRecord, "The additional section is full") }
         writer.bytes[10...11] = [UInt8((additionalCount + 1) >> 8), UInt8((additionalCount + 1) & 0xFF)]
         return SignedDNSRequest(bytes: writer.bytes, mac: tsig.mac, id: id, key: key)
     }
@@ -76,7 +76,7 @@ public enum TSIG {
         }
         let skew = now > tsig.timeSigned ? now - tsig.timeSigned : tsig.timeSigned - now
         guard skew <= UInt64(tsig.fudge) else {
-            throw PeerMeshError(.dnsClockSkew, "the DNS answer was signed \(skew) s away from our clock (\(tsig.fudge) s allowed): "
+            throw PeerMeshError(.dnsClockSkew, "The DNS answer was signed \(skew) s away from our clock (\(tsig.fudge) s allowed): "
                 + "set this machine's clock (or the server's) right, e.g. with NTP")
         }
         return (message, tsig)
@@ -96,6 +96,6 @@ public enum TSIG {
     }
 
     static func forged(_ why: String) -> PeerMeshError {
-        PeerMeshError(.dnsForgedAnswer, "the DNS answer cannot be trusted: \(why); it may not come from the server")
+        PeerMeshError(.dnsForgedAnswer, "The DNS answer cannot be trusted: \(why); it may not come from the server")
     }
 }

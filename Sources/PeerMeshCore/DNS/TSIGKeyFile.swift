@@ -5,7 +5,7 @@ public enum TSIGKeyFile {
     public static func parse(_ text: String) throws -> [TSIGKey] {
         let entries = text.contains("{") ? try bindEntries(text) : knotEntries(text)
         guard !entries.isEmpty else {
-            throw PeerMeshError(.invalidTSIGKey, "no TSIG key found: expected BIND's `key \"name\" { algorithm hmac-sha256; "
+            throw PeerMeshError(.invalidTSIGKey, "No TSIG key found: expected BIND's `key \"name\" { algorithm hmac-sha256; "
                 + "secret \"…\"; };` or Knot's `key:` / `- id: name` / `algorithm:` / `secret:`")
         }
         return try entries.map(key)
@@ -16,17 +16,17 @@ public enum TSIGKeyFile {
     private static func key(_ entry: Entry) throws -> TSIGKey {
         let name: DNSName
         do { name = try DNSName(entry.name) } catch {
-            throw PeerMeshError(.invalidTSIGKey, "the key name '\(entry.name)' is not a DNS name", underlying: error)
+            throw PeerMeshError(.invalidTSIGKey, "The key name '\(entry.name)' is not a DNS name", underlying: error)
         }
         guard let algorithm = entry.fields["algorithm"] else {
-            throw PeerMeshError(.invalidTSIGKey, "key '\(entry.name)' has no algorithm")
+            throw PeerMeshError(.invalidTSIGKey, "Key '\(entry.name)' has no algorithm")
         }
         guard algorithm.lowercased() == TSIGKey.algorithmText else {
-            throw PeerMeshError(.invalidTSIGKey, "key '\(entry.name)' uses \(algorithm); PeerMesh supports \(TSIGKey.algorithmText) "
+            throw PeerMeshError(.invalidTSIGKey, "Key '\(entry.name)' uses \(algorithm); PeerMesh supports \(TSIGKey.algorithmText) "
                 + "only: make one with `tsig-keygen -a hmac-sha256 NAME` or `keymgr -t NAME hmac-sha256`")
         }
         guard let text = entry.fields["secret"], let secret = Base64.decode(text), !secret.isEmpty else {
-            throw PeerMeshError(.invalidTSIGKey, "key '\(entry.name)' has no secret, or it is not base64")
+            throw PeerMeshError(.invalidTSIGKey, "Key '\(entry.name)' has no secret, or it is not base64")
         }
         return TSIGKey(name: name, secret: secret)
     }
@@ -36,11 +36,11 @@ public enum TSIGKeyFile {
         var tokens = bindTokens(text)[...]
         var entries: [Entry] = []
         func expect(_ token: String) throws {
-            guard tokens.popFirst() == token else { throw PeerMeshError(.invalidTSIGKey, "the key file is malformed: expected '\(token)'") }
+            guard tokens.popFirst() == token else { throw PeerMeshError(.invalidTSIGKey, "The key file is malformed: expected '\(token)'") }
         }
         while let word = tokens.popFirst() {
             guard word == "key", let name = tokens.popFirst() else {
-                throw PeerMeshError(.invalidTSIGKey, "the key file is malformed near '\(word)': expected `key \"name\" { … };`")
+                throw PeerMeshError(.invalidTSIGKey, "The key file is malformed near '\(word)': expected `key \"name\" { … };`")
             }
             try expect("{")
             var fields: [String: String] = [:]

@@ -40,7 +40,7 @@ import Testing
         ("key \"k\" { algorithm hmac-sha256; };", "no secret"),
         ("key \"k\" { algorithm hmac-sha256 secret \"AQ==\"; };", "malformed"),
         ("options { };", "malformed"),
-        ("", "no TSIG key found"),
+        ("", "No TSIG key found"),
         ("key:\n  - id: a..b\n    algorithm: hmac-sha256\n    secret: AQ==\n", "not a DNS name"),
     ]
 
