@@ -67,7 +67,7 @@ enum UserWords {
         case .messageTooLarge: "the text is too long for a message; save it in a file and send that with /send."
         case .cancelled: "it was cancelled."
         case .diskFull: error.message.isEmpty ? "the disk is full." : lowercasedFirst(error.message)
-        case .sourceChanged: "the file changed while it was being sent; send it again once it has stopped changing."
+        case .sourceChanged: "the file changed, or stopped arriving from the page that sent it, while it was being sent; send it again once it is whole and no longer changing."
         case .hashMismatch: "the file arrived damaged and was thrown away; send it again."
         case .transferLimit: "too many files are on their way to them at once; send this one when another has finished."
         case .fileAccess: "a file could not be read or written: check the folder's permissions and free space."
