@@ -23,4 +23,11 @@ extension PeerMeshError.Code {
     public static let dnsForgedAnswer = Self("dnsForgedAnswer")
     /// A TSIG key file could not be parsed, or names an algorithm other than hmac-sha256.
     public static let invalidTSIGKey = Self("invalidTSIGKey")
+    /// No DNS server answered within the tries allowed (or none is configured): check it runs and is reachable, or
+    /// name one with `--dns-server ADDR[:PORT]`.
+    public static let dnsNoAnswer = Self("dnsNoAnswer")
+    /// A DNS server refused the TCP connection: nothing listens at that address and port.
+    public static let dnsConnectionRefused = Self("dnsConnectionRefused")
+    /// A DNS server address given as text is not `ADDR`, `ADDR:PORT` or `[IPv6]:PORT`.
+    public static let invalidDNSServer = Self("invalidDNSServer")
 }
