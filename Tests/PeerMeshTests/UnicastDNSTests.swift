@@ -135,6 +135,25 @@ struct UnicastDNSTests {
         }
     }
 
+    @Test func instancesWithoutSRVAndPointersElsewhereAreSkipped() async throws {
+        try await KnotServer.with { knot in
+            let type = try Self.serviceType()
+            let alice = try Self.instance("alice", type: type)
+            let publisher = UnicastPublisher(client: knot.client(), key: knot.key, zone: Self.zone)
+            _ = try await publisher.publish(alice)
+            // A PTR to an instance with no SRV or TXT (half withdrawn), and one to a name that is no instance of it.
+            let service = try alice.serviceName()
+            let update = DNSMessage.update(id: 9, zone: Self.zone, updates: [
+                DNSRecord(name: service, ttl: 60, data: .ptr(try DNSName(instance: "ghost", service: alice.service, domain: Self.zone))),
+                DNSRecord(name: service, ttl: 60, data: .ptr(try DNSName("elsewhere.example.test."))),
+            ])
+            _ = try await knot.client().send(try TSIG.sign(update, key: knot.key, timeSigned: DNSClient.wallClock()), zone: Self.zone)
+            #expect(try await knot.client().query(service, .ptr).answers.count == 3)
+            let found = try await UnicastServiceBrowser(client: knot.client()).browse(type, in: Self.zone)
+            #expect(found.map(\.name) == ["alice"], "\(found)")
+        }
+    }
+
     @Test func browseDomainsReadsTheDomainsPTRs() async throws {
         try await KnotServer.with { knot in
             // The zone's owner lists its browse domains; here written with the test's key, as an admin would.
