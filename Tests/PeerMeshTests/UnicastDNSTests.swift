@@ -182,6 +182,17 @@ struct DNSServerAddressTests {
         }
     }
 
+    @Test func serversGivenWinElseResolvConfsAreUsed() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pm-resolv-\(TestEnv.tag())")
+        try "# test\nnameserver 192.0.2.53\nnameserver fe80::53%lo\nsearch example.test\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let system = try DNSClient.configured(servers: [], resolvConf: file.path).servers
+        #expect(system.map(\.description) == ["192.0.2.53:53", "[fe80:0:0:0:0:0:0:53%1]:53"], "\(system)")
+        let given = try DNSClient.configured(servers: ["[2001:db8::53]:5353", "198.51.100.1"], resolvConf: file.path).servers
+        #expect(given.map(\.description) == ["[2001:db8:0:0:0:0:0:53]:5353", "198.51.100.1:53"])
+        #expect(try DNSClient.configured(servers: [], resolvConf: file.path + "-missing").servers.isEmpty)
+    }
+
     @Test func noServerAtAllSaysHowToNameOne() async {
         let failure = await UnicastDNSTests.code { () throws(PeerMeshError) in _ = try await DNSClient(servers: []).query(.root, .soa) }
         #expect(failure?.0 == .dnsNoAnswer && failure?.1.contains("--dns-server") == true)
