@@ -34,6 +34,15 @@ struct UnicastDNSTests {
 
             let publication = try await publisher.publish(alice)
             #expect(publication.omittedKeys.isEmpty && publication.instance == alice)
+            // A peer's own TXT keys come back as the advertisement the mDNS browser would make of them.
+            let peerKey = String(repeating: "ab", count: 32)
+            let bob = try Self.instance("bob", type: type, txt: ["pm.v=1", "pm.id=\(peerKey)", "pm.n=Bob", "topic=chess"])
+            _ = try await publisher.publish(bob)
+            let bobFound = try await browser.browse(type, in: Self.zone).first { $0.name == "bob" }
+            let advertisement = try #require(bobFound).advertisement
+            #expect(advertisement == .success(PeerAdvertisement(peerKey: peerKey, displayName: "Bob", version: "1",
+                                                                discoveryInfo: ["topic": "chess"])), "\(advertisement)")
+            try await publisher.withdraw(bob)
             let expected = UnicastServiceInstance(name: alice.instance, service: alice.service, domain: Self.zone, host: alice.host,
                                                   port: 4242, addresses: alice.addresses, txt: alice.txt)
             var found = try await browser.browse(type, in: Self.zone)
@@ -43,6 +52,7 @@ struct UnicastDNSTests {
             if !found.isEmpty { found[0].name = alice.instance }
             #expect(found == [expected], "\(found)")
             #expect(expected.decodedTXT.entries.map(\.key) == ["pv", "name"])
+            #expect(throws: PeerAdvertisement.SkipReason.missingPeerKey) { try expected.advertisement.get() }
             #expect(expected.endpoints.map(\.description) == ["10.1.2.3:4242", "[2001:db8:0:0:0:0:0:7%0]:4242"])
 
             // Publishing again replaces: still one instance, with the new port.
