@@ -164,6 +164,21 @@ struct UnicastDNSTests {
         }
     }
 
+    @Test func overIPv6Too() async throws {
+        try await KnotServer.with { knot in
+            let type = try Self.serviceType()
+            let client = DNSClient(servers: [knot.server6], timeout: .milliseconds(500))
+            let big = try Self.instance("big", type: type, txt: (0..<4).map { "k\($0)=" + String(repeating: "x", count: 100) })
+            // Over 512 bytes even with its last TXT string left out: the update goes over TCP, the queries over UDP.
+            let publication = try await UnicastPublisher(client: client, key: knot.key, zone: Self.zone).publish(big)
+            #expect(publication.omittedKeys == ["k3"])
+            let updateSize = try publication.instance.publishUpdate(id: 0, zone: Self.zone).encoded().count
+            #expect(updateSize > DNSClient.udpLimit)
+            let found = try await UnicastServiceBrowser(client: client).browse(type, in: Self.zone)
+            #expect(found.map(\.txt) == [Array(big.txt.prefix(3))] && found.map(\.addresses) == [big.addresses], "\(found)")
+        }
+    }
+
     @Test func browseDomainsReadsTheDomainsPTRs() async throws {
         try await KnotServer.with { knot in
             // The zone's owner lists its browse domains; here written with the test's key, as an admin would.

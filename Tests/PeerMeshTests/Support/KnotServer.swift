@@ -15,15 +15,19 @@ final class KnotServer: @unchecked Sendable {
     let key: TSIGKey
     /// Where knotd listens (UDP and TCP, port 53).
     let server: DNSServerAddress
-    /// The address on the test's side of the link.
+    /// The same server over IPv6.
+    let server6: DNSServerAddress
+    /// The link's IPv4 subnet (`10.x.y`): knotd is `.1`, the test `.2`.
     let subnet: String
 
-    private init(hosts: TestHosts, directory: URL, process: Spawned, key: TSIGKey, server: DNSServerAddress, subnet: String) {
+    private init(hosts: TestHosts, directory: URL, process: Spawned, key: TSIGKey, server: DNSServerAddress,
+                 server6: DNSServerAddress, subnet: String) {
         self.hosts = hosts
         self.directory = directory
         self.process = process
         self.key = key
         self.server = server
+        self.server6 = server6
         self.subnet = subnet
     }
 
@@ -52,7 +56,13 @@ final class KnotServer: @unchecked Sendable {
         do {
             let host = try await hosts.up("pmdns", avahi: false)
             let subnet = RoomCommandTests.subnet()
-            try await hosts.link(host, ourHost, subnet: subnet)
+            // The link by hand, for its interface names: each end gets an IPv6 address too (a random ULA prefix).
+            let link = try await run([TestEnv.testhost, "link", host, ourHost, subnet])
+            let ends = link.output.split(whereSeparator: \.isWhitespace).map(String.init)
+            guard link.status == 0, ends.count == 2 else { throw KnotError(message: "testhost link: \(link.output)") }
+            let prefix = "fd\(String(UInt8.random(in: 0...255), radix: 16)):\(String(UInt16.random(in: 0...0xFFFF), radix: 16))::"
+            try await Self.succeed(hosts.exec(host, ["ip", "addr", "add", "\(prefix)1/64", "dev", ends[0], "nodad"]))
+            try await Self.succeed(["ip", "addr", "add", "\(prefix)2/64", "dev", ends[1], "nodad"])
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let keyName = "pm-\(TestEnv.tag()).key."
             let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
@@ -70,7 +80,7 @@ final class KnotServer: @unchecked Sendable {
             try """
             server:
                 rundir: "\(directory.path)"
-                listen: \(subnet).1@53
+                listen: [ \(subnet).1@53, \(prefix)1@53 ]
                 udp-workers: 1
                 tcp-workers: 1
                 background-workers: 1
@@ -96,7 +106,8 @@ final class KnotServer: @unchecked Sendable {
             """.write(to: directory.appendingPathComponent("knot.conf"), atomically: true, encoding: .utf8)
             let process = try Spawned(hosts.exec(host, ["knotd", "-c", directory.appendingPathComponent("knot.conf").path]))
             let server = DNSServerAddress(address: IPAddressText.parse("\(subnet).1")!)
-            let knot = KnotServer(hosts: hosts, directory: directory, process: process, key: key, server: server, subnet: subnet)
+            let server6 = DNSServerAddress(address: IPAddressText.parse("\(prefix)1")!)
+            let knot = KnotServer(hosts: hosts, directory: directory, process: process, key: key, server: server, server6: server6, subnet: subnet)
             let probe = knot.client(timeout: .milliseconds(200), attempts: 1)
             let answering = await eventually(timeout: .seconds(10)) {
                 (try? await probe.query(zone, .soa))?.responseCode == .noError
@@ -111,6 +122,11 @@ final class KnotServer: @unchecked Sendable {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
+    }
+
+    private static func succeed(_ command: [String]) async throws {
+        let result = try await run(command)
+        guard result.status == 0 else { throw KnotError(message: "\(command.joined(separator: " ")): \(result.output)") }
     }
 
     /// Stops knotd (waiting for it to go), removes its host and files.
