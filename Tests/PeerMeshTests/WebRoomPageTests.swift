@@ -90,9 +90,10 @@ struct WebRoomPageTests {
             let keep = dir.appendingPathComponent("keep.bin")
             try Data((0..<(6 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: keep)
             try await alice.browser.chooseFiles("#file-input", [keep.path])
-            // In the mesh (numbered by the room), not still on its way from the tab: what a tab holds goes with it.
+            // In the mesh (numbered by the room), and no longer on its way from the tab: what a tab holds goes with it.
             let moving = "[...document.querySelectorAll('#transfers li[data-number]:not(.ended)')].some(r => r.textContent.includes('keep.bin'))"
-            #expect(try await alice.browser.waitUntil("return \(moving)", within: 15))
+            let handedOver = "[...document.querySelectorAll('#transfers li.upload .status')].every(s => s.textContent.startsWith('Handed over'))"
+            #expect(try await alice.browser.waitUntil("return \(moving) && \(handedOver)", within: 15))
             try await alice.browser.open("http://127.0.0.1:\(alice.port)/")
             #expect(try await alice.browser.waitUntil("return document.body.dataset.ready === '1' && \(moving)", within: 10), "the transfer is not shown after a reload")
             let first = try await alice.browser.newTab()

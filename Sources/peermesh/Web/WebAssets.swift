@@ -29,7 +29,7 @@ enum WebAssets {
     static func asset(at path: String) -> Asset? { all.first { $0.path == path } }
 
     /// All files together, in bytes (at most 65536).
-    static let totalByteCount = 58419
+    static let totalByteCount = 58465
 
     /// `index.html`, served at `/` (6086 bytes).
     static let index = Asset(path: "/", file: "index.html", contentType: "text/html; charset=utf-8", byteCount: 6086, body: #"""
@@ -175,8 +175,8 @@ enum WebAssets {
 
 """#)
 
-    /// `room.js`, served at `/room.js` (45684 bytes).
-    static let script = Asset(path: "/room.js", file: "room.js", contentType: "text/javascript; charset=utf-8", byteCount: 45684, body: ##"""
+    /// `room.js`, served at `/room.js` (45730 bytes).
+    static let script = Asset(path: "/room.js", file: "room.js", contentType: "text/javascript; charset=utf-8", byteCount: 45730, body: ##"""
 // The page of `peermesh web` (docs/web-room.md): one ES module, no framework, no build step.
 // It shows the room's events (the objects `--json` prints) and asks the room for things over one WebSocket.
 // Everything a peer wrote (names, chat, file names, messages) is data: it reaches the page through
@@ -910,7 +910,7 @@ async function putFiles(upload) {
     upload.cancel.remove();
     upload.progress.max = 1;
     upload.progress.value = 1;
-    upload.status.textContent = "Preparing: the room is offering it…";
+    upload.status.textContent = "Handed over: the room sends it from here, and closing this page no longer stops it.";
     if (upload.orphaned) finishUpload(upload);
   } catch (error) {
     const cancelled = error?.name === "AbortError";

@@ -731,7 +731,7 @@ async function putFiles(upload) {
     upload.cancel.remove();
     upload.progress.max = 1;
     upload.progress.value = 1;
-    upload.status.textContent = "Preparing: the room is offering it…";
+    upload.status.textContent = "Handed over: the room sends it from here, and closing this page no longer stops it.";
     if (upload.orphaned) finishUpload(upload);
   } catch (error) {
     const cancelled = error?.name === "AbortError";
