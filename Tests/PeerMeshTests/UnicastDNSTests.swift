@@ -38,18 +38,17 @@ struct UnicastDNSTests {
             let peerKey = String(repeating: "ab", count: 32)
             let bob = try Self.instance("bob", type: type, txt: ["pm.v=1", "pm.id=\(peerKey)", "pm.n=Bob", "topic=chess"])
             _ = try await publisher.publish(bob)
-            let bobFound = try await browser.browse(type, in: Self.zone).first { $0.name == "bob" }
+            let bobFound = try await browser.browse(type, in: Self.zone).first { $0.instance == "bob" }
             let advertisement = try #require(bobFound).advertisement
             #expect(advertisement == .success(PeerAdvertisement(peerKey: peerKey, displayName: "Bob", version: "1",
                                                                 discoveryInfo: ["topic": "chess"])), "\(advertisement)")
             try await publisher.withdraw(bob)
-            let expected = UnicastServiceInstance(name: alice.instance, service: alice.service, domain: Self.zone, host: alice.host,
-                                                  port: 4242, addresses: alice.addresses, txt: alice.txt)
+            let expected = alice
             var found = try await browser.browse(type, in: Self.zone)
             // Knot keeps every name in lower case, those inside PTR data too, so the instance's capitals do not come
             // back from it (BIND keeps them); the name is otherwise the same, dots and spaces and all.
-            #expect(found.map(\.name) == [alice.instance.lowercased()], "\(found)")
-            if !found.isEmpty { found[0].name = alice.instance }
+            #expect(found.map(\.instance) == [alice.instance.lowercased()], "\(found)")
+            if !found.isEmpty { found[0].instance = alice.instance }
             #expect(found == [expected], "\(found)")
             #expect(expected.decodedTXT.entries.map(\.key) == ["pv", "name"])
             #expect(throws: PeerAdvertisement.SkipReason.missingPeerKey) { try expected.advertisement.get() }
@@ -137,7 +136,7 @@ struct UnicastDNSTests {
             let names = (0..<16).map { "room number \($0) of a long-named host" }
             for name in names { _ = try await publisher.publish(try Self.instance(name, type: type)) }
             let found = try await UnicastServiceBrowser(client: knot.client()).browse(type, in: Self.zone)
-            #expect(Set(found.map(\.name)) == Set(names))
+            #expect(Set(found.map(\.instance)) == Set(names))
             // Over 512 bytes: it could only have come whole over TCP.
             let ptr = try await knot.client().query(try DNSName(type.dnsSDType).appending(Self.zone), .ptr)
             let ptrSize = try ptr.encoded().count
@@ -160,7 +159,7 @@ struct UnicastDNSTests {
             _ = try await knot.client().send(try TSIG.sign(update, key: knot.key, timeSigned: DNSClient.wallClock()), zone: Self.zone)
             #expect(try await knot.client().query(service, .ptr).answers.count == 3)
             let found = try await UnicastServiceBrowser(client: knot.client()).browse(type, in: Self.zone)
-            #expect(found.map(\.name) == ["alice"], "\(found)")
+            #expect(found.map(\.instance) == ["alice"], "\(found)")
         }
     }
 

@@ -75,7 +75,7 @@ package struct DNSClient: Sendable {
                 switch outcome {
                 case .answered(let message, let bytes): return (message, bytes)
                 case .refused: refused.insert(server)
-                case .silent(_, let error?): malformed = (server, error)
+                case .silent(let error?): malformed = (server, error)
                 case .silent: break
                 }
             }

@@ -7,9 +7,26 @@ enum DNSTryOutcome: Sendable {
     /// The server answered: the message and its bytes (an UPDATE's TSIG is verified over the bytes).
     case answered(DNSMessage, [UInt8])
     /// Nothing usable came in time; `malformed` when the server did send something with our ID that was not DNS.
-    case silent(reason: String, malformed: PeerMeshError?)
+    case silent(malformed: PeerMeshError?)
     /// The server refused the TCP connection.
     case refused
+
+    /// Sends `request` on `channel` (whose handler completes `promise` with what came back) and waits for the outcome,
+    /// at most `timeout`; the channel is closed after. The timeout tells the handler first, so it can report a
+    /// malformed answer it saw; the promise is completed here too in case the pipeline is already gone (a second
+    /// completion does nothing).
+    static func exchange<Request: Sendable>(_ request: Request, on channel: Channel, promise: EventLoopPromise<DNSTryOutcome>,
+                                            timeout: TimeAmount) async -> DNSTryOutcome {
+        let timer = channel.eventLoop.scheduleTask(in: timeout) {
+            channel.pipeline.fireUserInboundEventTriggered(DNSTryTimedOut())
+            promise.succeed(.silent(malformed: nil))
+        }
+        channel.writeAndFlush(request).whenFailure { _ in promise.succeed(.silent(malformed: nil)) }
+        let result = (try? await promise.futureResult.get()) ?? .silent(malformed: nil)
+        timer.cancel()
+        try? await channel.close()
+        return result
+    }
 }
 
 /// One UDP try: a fresh socket on a random port (so an off-path spoofer must guess the port as well as the ID; one
@@ -19,8 +36,7 @@ enum DNSDatagramExchange {
     static func run(_ request: [UInt8], to server: DNSServerAddress, timeout: TimeAmount,
                     judge: @escaping @Sendable ([UInt8]) -> DNSAnswerVerdict) async -> DNSTryOutcome {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let remote: SocketAddress
-        do { remote = try server.socketAddress } catch { return .silent(reason: error.message, malformed: nil) }
+        guard let remote = try? server.socketAddress else { return .silent(malformed: nil) }
         let promise = loop.makePromise(of: DNSTryOutcome.self)
         let channel: Channel
         do {
@@ -32,25 +48,11 @@ enum DNSDatagramExchange {
                 }
                 .bind(host: server.address.count == 4 ? "0.0.0.0" : "::", port: 0).get()
         } catch {
-            promise.succeed(.silent(reason: "no socket: \(error)", malformed: nil))
-            return await outcome(promise)
+            promise.succeed(.silent(malformed: nil))
+            return .silent(malformed: nil)
         }
-        let timer = loop.scheduleTask(in: timeout) {
-            channel.pipeline.fireUserInboundEventTriggered(DNSTryTimedOut())
-            // Only if the pipeline is gone (a later completion of a completed promise does nothing).
-            promise.succeed(.silent(reason: "no answer", malformed: nil))
-        }
-        channel.writeAndFlush(AddressedEnvelope(remoteAddress: remote, data: ByteBuffer(bytes: request))).whenFailure { error in
-            promise.succeed(.silent(reason: "sending failed: \(error)", malformed: nil))
-        }
-        let result = await outcome(promise)
-        timer.cancel()
-        try? await channel.close()
-        return result
-    }
-
-    private static func outcome(_ promise: EventLoopPromise<DNSTryOutcome>) async -> DNSTryOutcome {
-        (try? await promise.futureResult.get()) ?? .silent(reason: "failed", malformed: nil)
+        return await DNSTryOutcome.exchange(AddressedEnvelope(remoteAddress: remote, data: ByteBuffer(bytes: request)), on: channel,
+                                            promise: promise, timeout: timeout)
     }
 }
 
@@ -84,7 +86,7 @@ private final class DNSDatagramCatcher: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard event is DNSTryTimedOut else { return context.fireUserInboundEventTriggered(event) }
-        promise.succeed(.silent(reason: malformed == nil ? "no answer" : "a malformed answer", malformed: malformed))
+        promise.succeed(.silent(malformed: malformed))
     }
 
     /// An ICMP error for the request (port unreachable): not an answer; the try ends at its timeout.

@@ -11,8 +11,7 @@ enum DNSStreamExchange {
     static func run(_ request: [UInt8], to server: DNSServerAddress, timeout: TimeAmount,
                     judge: @escaping @Sendable ([UInt8]) -> DNSAnswerVerdict) async -> DNSTryOutcome {
         let loop = MultiThreadedEventLoopGroup.singleton.next()
-        let remote: SocketAddress
-        do { remote = try server.socketAddress } catch { return .silent(reason: error.message, malformed: nil) }
+        guard let remote = try? server.socketAddress else { return .silent(malformed: nil) }
         let promise = loop.makePromise(of: DNSTryOutcome.self)
         let channel: Channel
         do {
@@ -27,23 +26,13 @@ enum DNSStreamExchange {
         } catch {
             let outcome: DNSTryOutcome
             if let error = error as? IOError, error.errnoCode == ECONNREFUSED { outcome = .refused }
-            else { outcome = .silent(reason: "no TCP connection (\(error))", malformed: nil) }
+            else { outcome = .silent(malformed: nil) }
             // The handler holding the promise may never have been added: complete it here.
             promise.succeed(outcome)
             return outcome
         }
-        let timer = loop.scheduleTask(in: timeout) {
-            channel.pipeline.fireUserInboundEventTriggered(DNSTryTimedOut())
-            promise.succeed(.silent(reason: "no answer over TCP", malformed: nil))
-        }
         let length = [UInt8(request.count >> 8), UInt8(request.count & 0xFF)]
-        channel.writeAndFlush(ByteBuffer(bytes: length + request)).whenFailure { error in
-            promise.succeed(.silent(reason: "sending over TCP failed: \(error)", malformed: nil))
-        }
-        let result = (try? await promise.futureResult.get()) ?? .silent(reason: "failed", malformed: nil)
-        timer.cancel()
-        try? await channel.close()
-        return result
+        return await DNSTryOutcome.exchange(ByteBuffer(bytes: length + request), on: channel, promise: promise, timeout: timeout)
     }
 }
 
@@ -78,17 +67,16 @@ private final class DNSStreamReader: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        promise.succeed(.silent(reason: malformed == nil ? "the server closed the connection without an answer" : "a malformed answer",
-                                malformed: malformed))
+        promise.succeed(.silent(malformed: malformed))
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard event is DNSTryTimedOut else { return context.fireUserInboundEventTriggered(event) }
-        promise.succeed(.silent(reason: malformed == nil ? "no answer over TCP" : "a malformed answer", malformed: malformed))
+        promise.succeed(.silent(malformed: malformed))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        promise.succeed(.silent(reason: "TCP error: \(error)", malformed: malformed))
+        promise.succeed(.silent(malformed: malformed))
         context.close(promise: nil)
     }
 }

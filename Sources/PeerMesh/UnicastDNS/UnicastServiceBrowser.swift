@@ -12,17 +12,17 @@ package struct UnicastServiceBrowser: Sendable {
 
     /// The instances of `type` (e.g. `_peermesh._tcp`) in `domain`. An instance whose SRV or TXT cannot be had is
     /// left out (it may be half-withdrawn, or its records are bad); only the PTR query failing is an error.
-    package func browse(_ type: ServiceType, in domain: DNSName) async throws(PeerMeshError) -> [UnicastServiceInstance] {
+    package func browse(_ type: ServiceType, in domain: DNSName) async throws(PeerMeshError) -> [DNSSDInstance] {
         try await browse(service: try DNSClient.typed { try DNSName(type.dnsSDType) }, in: domain)
     }
 
     /// `browse(_:in:)` for a service type given as a DNS name, e.g. `_peermesh._tcp`.
-    package func browse(service: DNSName, in domain: DNSName) async throws(PeerMeshError) -> [UnicastServiceInstance] {
+    package func browse(service: DNSName, in domain: DNSName) async throws(PeerMeshError) -> [DNSSDInstance] {
         let serviceName = try DNSClient.typed { try service.appending(domain) }
         let answer = try await client.query(serviceName, .ptr)
         try Self.check(answer, asking: "PTR \(serviceName)")
         var seen: Set<DNSName> = []
-        var found: [UnicastServiceInstance] = []
+        var found: [DNSSDInstance] = []
         for record in answer.answers where record.name == serviceName {
             // Only `<one label>.<service>.<domain>` is an instance of this service; a PTR elsewhere is ignored.
             guard case .ptr(let target) = record.data, target.labels.count == serviceName.labels.count + 1,
@@ -50,9 +50,9 @@ package struct UnicastServiceBrowser: Sendable {
     }
 
     /// The instance's SRV and TXT (and the target's addresses); nil when its SRV or TXT cannot be had.
-    private func resolve(_ name: DNSName, service: DNSName, domain: DNSName, hints: [DNSRecord]) async -> UnicastServiceInstance? {
+    private func resolve(_ name: DNSName, service: DNSName, domain: DNSName, hints: [DNSRecord]) async -> DNSSDInstance? {
         guard let srvRecords = await records(of: name, .srv, hints: hints),
-              case .srv(_, _, let port, let target) = srvRecords.first?.data,
+              let srv = srvRecords.first, case .srv(_, _, let port, let target) = srv.data,
               let txtRecords = await records(of: name, .txt, hints: hints) else { return nil }
         // An instance has one TXT record (RFC 6763 §6); none at all is treated as the empty one.
         var txt: [[UInt8]] = []
@@ -66,8 +66,9 @@ package struct UnicastServiceBrowser: Sendable {
                 }
             }
         }
-        return UnicastServiceInstance(name: String(decoding: name.labels[0], as: UTF8.self), service: service, domain: domain,
-                                      host: target, port: port, addresses: addresses, txt: txt)
+        // The instance label as UTF-8 text (RFC 6763 §4.1.1), with the SRV record's TTL.
+        return DNSSDInstance(instance: String(decoding: name.labels[0], as: UTF8.self), service: service, domain: domain,
+                             host: target, port: port, txt: txt, addresses: addresses, ttl: srv.ttl)
     }
 
     /// `name`'s records of `type`: from `hints` (an earlier answer's additional section) when there, else asked for.
