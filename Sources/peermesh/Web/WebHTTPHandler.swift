@@ -26,8 +26,9 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case waiting
         /// Answered already (an asset, a download, a refusal): a body that follows is dropped.
         case ignoring
-        /// Writing an upload's file as it arrives: its descriptor, where it is, how many bytes it must and does have.
-        case uploading(descriptor: Int32, id: String, index: Int, file: URL, expected: Int64, written: Int64, growing: GrowingFile)
+        /// Writing an upload's file as it arrives: its descriptor, where it is, how many bytes it has (it must have
+        /// `growing.expectedSize`).
+        case uploading(descriptor: Int32, id: String, file: URL, written: Int64, growing: GrowingFile)
         /// An upload that failed part-way: the rest of its body is dropped and its end answers with why.
         case failedUpload(HTTPResponseStatus, String)
     }
@@ -43,7 +44,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         idle?.cancel()
         // A connection that closed in the middle of a file (the page cancelled it, or went away).
-        if case .uploading(let descriptor, let id, _, let file, _, _, _) = state {
+        if case .uploading(let descriptor, let id, let file, _, _) = state {
             close(descriptor)
             web.uploadFailed(id, "The page stopped handing over \"\(file.lastPathComponent)\" before its end (it was cancelled or went away); send it again from the page.")
         }
@@ -98,13 +99,13 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch web.uploads.target(id, index: index) {
         case .failure(let refusal):
             state = .failedUpload(HTTPResponseStatus(statusCode: refusal.status), refusal.message)
-        case .success(let (file, expected, growing)):
+        case .success(let (file, growing)):
             let descriptor = open(file.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
             guard descriptor >= 0 else {
                 state = .failedUpload(.insufficientStorage, "Cannot write \(file.lastPathComponent): \(String(cString: strerror(errno))).")
                 return
             }
-            state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: 0, growing: growing)
+            state = .uploading(descriptor: descriptor, id: id, file: file, written: 0, growing: growing)
             uploadWriteback = WritebackSchedule(from: 0)
         }
     }
@@ -112,7 +113,8 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Writes a body part at once, on this server's own thread: while it writes, the socket is not read, so a browser
     /// sending faster than the disk takes is slowed by TCP, and nothing piles up in memory.
     private func write(_ chunk: ByteBuffer, context: ChannelHandlerContext) {
-        guard case .uploading(let descriptor, let id, let index, let file, let expected, let written, let growing) = state else { return }
+        guard case .uploading(let descriptor, let id, let file, let written, let growing) = state else { return }
+        let expected = Int64(growing.expectedSize)
         // The room's send ended meanwhile (the members have it, or declined it): the rest is not wanted.
         if let ended = growing.failure {
             close(descriptor)
@@ -139,7 +141,7 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                                                                : "Cannot write \(file.lastPathComponent): \(String(cString: strerror(errno))).")
             return
         }
-        state = .uploading(descriptor: descriptor, id: id, index: index, file: file, expected: expected, written: written + count, growing: growing)
+        state = .uploading(descriptor: descriptor, id: id, file: file, written: written + count, growing: growing)
         uploadWriteback.startDue(descriptor, wrote: UInt64(written + count))
         growing.advance(to: UInt64(written + count))
     }
@@ -152,14 +154,14 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func end(context: ChannelHandlerContext) {
         switch state {
-        case .uploading(let descriptor, let id, let index, let file, let expected, let written, _):
+        case .uploading(let descriptor, let id, let file, let written, let growing):
+            let expected = Int64(growing.expectedSize)
             close(descriptor)
             state = .waiting
             guard written == expected else {
                 web.uploadFailed(id, "The page handed over \(written) of the \(expected) bytes of \"\(file.lastPathComponent)\"; send it again from the page.")
                 return answer(.badRequest, "The file ended after \(written) of its \(expected) bytes; send it again.", context: context)
             }
-            web.uploaded(id, index: index)
             respond(.noContent, WebServer.headers(port: gate.port), body: nil, context: context)
         case .failedUpload(let status, let message):
             state = .waiting

@@ -294,7 +294,7 @@ final class WebRoom: Sendable {
         guard !recipients.isEmpty else {
             throw CLIError(member == nil ? "Nobody else is in the room; nothing was sent." : "That member is no longer in the room.", exitCode: 4)
         }
-        let upload = try uploads.begin(files, to: member, request: id, owner: ObjectIdentifier(page))
+        let upload = try uploads.begin(files, owner: ObjectIdentifier(page))
         page.send("upload", ["upload": .string(upload.id), "files": .int(files.count)], text: "", request: id)
         // Sent or not, the upload is over once the send is: a PUT still running (of a file every member already had,
         // or after the members declined) is refused from here on.
@@ -307,8 +307,6 @@ final class WebRoom: Sendable {
         uploads.drop(id, because: PeerMeshError(.sourceChanged, why))
     }
 
-    /// File `index` of upload `id` arrived in full (the HTTP side calls this).
-    func uploaded(_ id: String, index: Int) { uploads.arrived(id, index: index) }
 
     private static func text(_ key: String, in object: [String: JSONValue]) throws -> String {
         guard let value = object[key]?.string, !value.isEmpty else { throw CLIError("this request needs \"\(key)\".", exitCode: 2) }

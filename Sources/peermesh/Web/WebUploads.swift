@@ -16,20 +16,17 @@ final class WebUploads: Sendable {
     struct Upload: Sendable {
         /// Its id: the PUTs' path names it.
         let id: String
-        /// The request that announced it (answered `done` or `failed` once the batch is sent).
-        let request: String
         let files: [OfferedFile]
         /// How far each file is written; the room's send reads behind it.
         let growing: [GrowingFile]
-        /// One member's key ID, or nil for everyone.
-        let to: String?
         let folder: URL
-        /// Indexes PUT in full.
-        var arrived: Set<Int> = []
-        /// Indexes being PUT now (one connection each).
-        var arriving: Set<Int> = []
+        /// Indexes whose PUT has begun (each file is PUT once: a PUT that fails ends the upload).
+        var claimed: Set<Int> = []
         /// The page that announced it: when it goes, an unfinished upload goes too.
         let owner: ObjectIdentifier
+
+        /// Whether the page has handed over every file (an empty file counts once its PUT began).
+        var handedOver: Bool { files.indices.allSatisfy { claimed.contains($0) && growing[$0].isComplete } }
     }
 
     /// Why a PUT has nowhere to go.
@@ -50,7 +47,7 @@ final class WebUploads: Sendable {
 
     /// Registers an upload of `files` (names as the page has them: `holiday/img1.jpg` for a folder) and creates them,
     /// empty, so that they can be opened for sending before their bytes arrive.
-    func begin(_ files: [OfferedFile], to member: String?, request: String, owner: ObjectIdentifier) throws -> Upload {
+    func begin(_ files: [OfferedFile], owner: ObjectIdentifier) throws -> Upload {
         guard !files.isEmpty else { throw CLIError("Nothing to send: pick or drop at least one file.", exitCode: 2) }
         guard files.count <= Self.maximumFiles else { throw CLIError("\(files.count) files are more than one send takes (\(Self.maximumFiles)); send them in parts.", exitCode: 2) }
         var seen = Set<String>()
@@ -84,30 +81,22 @@ final class WebUploads: Sendable {
             try? FileManager.default.removeItem(at: folder)
             throw CLIError("Cannot prepare \(folder.path) for the files: \(reasonText(error))")
         }
-        let upload = Upload(id: id, request: request, files: files, growing: files.map { GrowingFile(expectedSize: UInt64($0.size)) },
-                            to: member, folder: folder, owner: owner)
+        let upload = Upload(id: id, files: files, growing: files.map { GrowingFile(expectedSize: UInt64($0.size)) },
+                            folder: folder, owner: owner)
         uploads.withLockedValue { $0[id] = upload }
         return upload
     }
 
-    /// Where file `index` of upload `id` goes, how many bytes it must have, and who is told how far it got.
-    func target(_ id: String, index: Int) -> Result<(URL, Int64, GrowingFile), Refusal> {
+    /// Where file `index` of upload `id` goes, and who is told how far it got (it knows the size the file must have).
+    func target(_ id: String, index: Int) -> Result<(URL, GrowingFile), Refusal> {
         uploads.withLockedValue { uploads in
             guard let upload = uploads[id] else { return .failure(Refusal(status: 404, message: "No such upload (it was sent, or its page went away).")) }
-            guard upload.files.indices.contains(index), !upload.arrived.contains(index), !upload.arriving.contains(index) else {
+            guard upload.files.indices.contains(index), !upload.claimed.contains(index) else {
                 return .failure(Refusal(status: 409, message: "File \(index) of this upload is not expected."))
             }
-            uploads[id]?.arriving.insert(index)
+            uploads[id]?.claimed.insert(index)
             let file = upload.files[index]
-            return .success((upload.folder.appendingPathComponent(file.name), file.size, upload.growing[index]))
-        }
-    }
-
-    /// Records file `index` as arrived in full.
-    func arrived(_ id: String, index: Int) {
-        uploads.withLockedValue { uploads in
-            uploads[id]?.arriving.remove(index)
-            uploads[id]?.arrived.insert(index)
+            return .success((upload.folder.appendingPathComponent(file.name), upload.growing[index]))
         }
     }
 
@@ -126,7 +115,7 @@ final class WebUploads: Sendable {
     /// were go on.
     func abandon(by owner: ObjectIdentifier) {
         let gone = uploads.withLockedValue { uploads in
-            uploads.values.filter { $0.owner == owner && $0.arrived.count < $0.files.count }.map(\.id)
+            uploads.values.filter { $0.owner == owner && !$0.handedOver }.map(\.id)
         }
         for id in gone { drop(id, because: PeerMeshError(.sourceChanged, "The page that was sending it went away before handing all of it over; send it again from the page.")) }
     }
