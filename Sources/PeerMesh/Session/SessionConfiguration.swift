@@ -12,8 +12,8 @@ extension Session {
         public var maximumMessageSize = 16 * 1024 * 1024
         /// Wire-level bounds: frame size and invitation context size.
         public var frameLimits = FrameLimits.default
-        /// Bytes queued before `send` suspends: messages accepted and not yet taken by a connection, and each
-        /// connection's write buffer.
+        /// Bytes queued before `send` suspends: messages accepted and not yet taken by a connection (each counted with
+        /// 256 bytes of bookkeeping on top of its own), and each connection's write buffer.
         public var outboundBufferLimit = 4 * 1024 * 1024
         /// A peer that sends nothing (not even a heartbeat) for this long is reported `.notConnected`.
         public var livenessTimeout: Duration = .seconds(10)
