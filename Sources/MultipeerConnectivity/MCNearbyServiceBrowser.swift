@@ -80,7 +80,7 @@ open class MCNearbyServiceBrowser: NSObject, @unchecked Sendable {
                         self?.report { $1.browser($0, foundPeer: MCPeerID(remote: peer), withDiscoveryInfo: info.isEmpty ? nil : info) }
                     case .lost(let peer):
                         self?.report { $1.browser($0, lostPeer: MCPeerID(remote: peer)) }
-                    case .skipped, .discoveryDown, .discoveryRestored:
+                    case .skipped, .discoveryDown, .discoveryRestored, .browseFailed:
                         break
                     }
                 }

@@ -20,25 +20,27 @@ struct BrowseCommand: AsyncParsableCommand {
             let output = RoomOutput(json: options.json)
             let identity = try session.loadIdentity()
             // The open room of this identity looks for us (its session is already up, and it is the one peer we are).
-            if try await RoomControl.ask(.init(request: .browse, id: "browse", timeout: timeout), keyID: identity.peerID.id,
+            if try await RoomControl.ask(.init(request: .browse, id: "browse", timeout: timeout, domains: options.domains, dnsServers: options.dnsServers), keyID: identity.peerID.id,
                                          output: output, check: { _ in }) {
                 return
             }
             let mesh = try makeSession(session, receiving: nil, json: options.json)
-            try await Self.browse(session: mesh, serviceType: options.serviceType, timeout: timeout, output: output)
+            try await Self.browse(session: mesh, serviceType: options.serviceType, wideArea: try options.wideArea(), timeout: timeout, output: output)
             await mesh.disconnect()
         }
     }
 
     /// Lists the rooms `session` finds within `timeout` seconds as `room` and `member` events, then a `summary`.
-    static func browse(session mesh: Session, serviceType: String, timeout: Double, output: RoomOutput) async throws {
-        let search = try RoomSearch(session: mesh, serviceType: serviceType)
+    static func browse(session mesh: Session, serviceType: String, wideArea: WideAreaDiscovery, timeout: Double, output: RoomOutput) async throws {
+        let search = try RoomSearch(session: mesh, serviceType: serviceType, wideArea: wideArea, output: output)
         try await search.start()
         let found = await search.run(until: .now + .milliseconds(Int64(timeout * 1000))) { directory, change in
             switch change {
             case .room(let room):
-                output.event("room", room.fields.merging(["join": .string(directory.shortestSelector(for: room))]) { $1 },
-                             human: Self.roomLine(room, in: directory))
+                let domains = Self.domains(of: room, in: directory, found: search.browser.foundPeers)
+                output.event("room", room.fields.merging(["join": .string(directory.shortestSelector(for: room)),
+                                                          "domains": .string(domains.joined(separator: " "))]) { $1 },
+                             human: Self.roomLine(room, in: directory, domains: domains))
             case .member(let peer, let room):
                 let addresses = search.browser.foundPeers.first { $0.peerID == peer }?.endpoints.map(\.description) ?? []
                 output.event("member", RoomOutput.fields(peer).merging(room.fields) { $1 }.merging(["addresses": .string(addresses.joined(separator: " "))]) { $1 },
@@ -54,10 +56,24 @@ struct BrowseCommand: AsyncParsableCommand {
 
     /// `room "lobby" hosted by alice (key 3f2a-91c0-77d1-0a2b) — peermesh join lobby`; a room whose name another
     /// room already has is shown with the `NAME@HOST` to type.
-    static func roomLine(_ room: RoomIdentity, in directory: RoomDirectory) -> TerminalLine {
+    /// A room found only in unicast DNS domains names the first, and the join command it takes.
+    static func roomLine(_ room: RoomIdentity, in directory: RoomDirectory, domains: [String] = ["local"]) -> TerminalLine {
         let join = KnownPeersHelp.shellWord(directory.shortestSelector(for: room))
         let twin: TerminalLine = directory.hasTwin(room) ? " (another room has this name)" : ""
-        return "room \"\(room.name)\" hosted by \(room.hostName) (key \(room.hostFingerprint))\(twin) — peermesh join \(join)"
+        let wide = domains.filter { $0 != "local" }
+        let shown: TerminalLine = wide.isEmpty ? "" : " in \(wide.joined(separator: ", "))"
+        let option = domains.contains("local") || wide.isEmpty ? "" : " --domain \(wide[0])"
+        return "room \"\(room.name)\" hosted by \(room.hostName) (key \(room.hostFingerprint))\(shown)\(twin) — peermesh join \(join)\(option)"
+    }
+
+    /// Where the room's members were found (`local`, then domains), without repeats.
+    static func domains(of room: RoomIdentity, in directory: RoomDirectory, found: [FoundPeer]) -> [String] {
+        let members = Set(directory.members(of: room))
+        var domains: [String] = []
+        for peer in found where members.contains(peer.peerID) {
+            for domain in peer.domains where !domains.contains(domain) { domains.append(domain) }
+        }
+        return domains
     }
 
     /// `  in lobby@alice: bob (4395-ce67-6224-7eaf)`, with the member's addresses under `--verbose`.

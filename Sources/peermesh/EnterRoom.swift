@@ -11,7 +11,7 @@ let twinSettleTime: Duration = .seconds(1)
 ///
 /// `answerTimeout` is how long the member we invite has to answer (a person may have to); nil uses what is left
 /// of `timeout`.
-func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, through member: String?, timeout: Double,
+func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, wideArea: WideAreaDiscovery, through member: String?, timeout: Double,
                answerTimeout: Double?, example: String, output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
     if let (room, address) = selector.address {
         if let room { _ = try RoomKeys.validate(room) }
@@ -26,7 +26,7 @@ func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, 
     let hint = JoinAddress.withPortPlaceholder(selector.text).map {
         " To join by address, add the port `peermesh host` printed there: `\(example) \($0)`."
     } ?? ""
-    let search = try RoomSearch(session: session, serviceType: serviceType)
+    let search = try RoomSearch(session: session, serviceType: serviceType, wideArea: wideArea, output: output)
     do { try await search.start() } catch {
         throw CLIError(error.description + (hint.isEmpty || error.description.hasSuffix(".") ? "" : ".") + hint, exitCode: error.exitCode)
     }

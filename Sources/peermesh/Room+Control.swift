@@ -47,7 +47,8 @@ extension Room {
                 }
                 try await send(batch, to: try recipients(named: request.to), output: teed)
             case .browse:
-                try await BrowseCommand.browse(session: session, serviceType: serviceType, timeout: request.timeout ?? 3, output: privately)
+                let wideArea = WideAreaDiscovery(domains: request.domains ?? [], dnsServers: request.dnsServers ?? [])
+                try await BrowseCommand.browse(session: session, serviceType: serviceType, wideArea: wideArea, timeout: request.timeout ?? 3, output: privately)
             case .follow:
                 await followers.follow(with: connection.listener(for: nil)) { await connection.untilInputEnds() }
             }

@@ -113,6 +113,13 @@ extension Room {
                 output.event("discovery-restored", [:], human: "discovery is back")
             case .failed(let error):
                 output.error(error.message)
+            case .publishedInDomain(let domain, let omitted):
+                let left = omitted.isEmpty ? "" : " (left out to fit 512 bytes: \(omitted.joined(separator: ", ")))"
+                output.event("published", ["room": .string(name), "domain": .string(domain), "omitted": .string(omitted.joined(separator: " "))],
+                             human: "room \"\(name)\" is published in \(domain)\(left): other sites join with `peermesh join \(KnownPeersHelp.shellWord(name)) --domain \(domain)`")
+            case .domainFailed(let domain, let error):
+                output.event("publish-failed", ["domain": .string(domain), "message": .string(error.message), "code": .string(error.code.name)],
+                             human: "could not publish the room in \(domain) (tried again in a minute): \(UserWords.explain(error))")
             }
         }
     }

@@ -13,6 +13,44 @@ struct RoomOptions: ParsableArguments {
 
     @Flag(help: "Print one JSON object per line instead of text.")
     var json = false
+
+    @Option(name: .customLong("domain"), help: ArgumentHelp(
+        "Also look for rooms in this unicast DNS-SD domain (repeatable), e.g. one other sites publish into.",
+        discussion: "Asked over unicast DNS, besides the LAN's mDNS; resolv.conf's search domains and avahi-daemon.conf's browse-domains= are looked in too. See README, \"Rooms across sites\"."))
+    var domains: [String] = []
+
+    @Option(name: .customLong("dns-server"), help: "The DNS server to ask about --domain, ADDR, ADDR:PORT or [IPv6]:PORT (repeatable). Default: resolv.conf's.")
+    var dnsServers: [String] = []
+
+    /// Where rooms are looked for beyond the LAN, and published into when `publishing` says so.
+    func wideArea(publishing: PublishOptions? = nil) throws -> WideAreaDiscovery {
+        var settings = WideAreaDiscovery(domains: domains, dnsServers: dnsServers)
+        settings.publishing = try publishing?.publishing(domains: domains)
+        return settings
+    }
+}
+
+/// Publishing the room into a unicast DNS domain (`host`, `join`): `--update-key`, `--publish-address`.
+struct PublishOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "Publish the room into the first --domain with DNS UPDATEs signed by this TSIG key file (hmac-sha256).",
+        discussion: "The file tsig-keygen NAME, or keymgr -t NAME hmac-sha256, writes; the zone must accept updates with that key. The records are refreshed while you are in the room and removed when you leave."))
+    var updateKey: String?
+
+    @Option(name: .customLong("publish-address"), help: "The address published with --update-key, or an interface whose addresses are (e.g. wg0, tailscale0); repeatable. Default: the address this machine reaches the DNS server from.")
+    var publishAddresses: [String] = []
+
+    /// The publishing settings, or nil without `--update-key`; refuses options that would do nothing.
+    func publishing(domains: [String]) throws -> WideAreaDiscovery.Publishing? {
+        guard let updateKey else {
+            if !publishAddresses.isEmpty { throw CLIError("--publish-address says what --update-key publishes: give --update-key FILE and --domain DOMAIN too.", exitCode: 2) }
+            return nil
+        }
+        guard let domain = domains.first else {
+            throw CLIError("--update-key publishes the room into a domain: name it with --domain DOMAIN.", exitCode: 2)
+        }
+        return WideAreaDiscovery.Publishing(domain: domain, keyFile: updateKey, addresses: publishAddresses)
+    }
 }
 
 /// Options of the commands that take part in a room (`host`, `join`, `send`; not `browse`, which only looks).
@@ -66,6 +104,8 @@ enum AcceptPolicy: String, ExpressibleByArgument, CaseIterable {
 final class Room: Sendable {
     let session: Session
     let serviceType: String
+    /// The unicast DNS-SD domains looked in beside the LAN, and the one the room is published into, if any.
+    let wideArea: WideAreaDiscovery
     let output: RoomOutput
     let accept: AcceptPolicy
     /// Requests waiting for the person's answer (`--accept ask`).
@@ -100,13 +140,14 @@ final class Room: Sendable {
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
     init(session: Session, serviceType: String, accept: AcceptPolicy, files: FilePolicy, readsCommands: Bool = true,
-         offerAnswerWindow: TimeInterval? = nil, output: RoomOutput) throws(PeerMeshError) {
+         offerAnswerWindow: TimeInterval? = nil, wideArea: WideAreaDiscovery = .none, output: RoomOutput) throws(PeerMeshError) {
         _ = try ServiceType(serviceType)
         self.offerAnswerWindow = offerAnswerWindow
         self.readsCommands = readsCommands
         unfinished = readsCommands ? OutgoingList(keyID: session.myPeerID.id) : nil
         self.session = session
         self.serviceType = serviceType
+        self.wideArea = wideArea
         self.accept = accept
         self.files = files
         self.output = output.adding(followers.listener)
@@ -133,7 +174,7 @@ final class Room: Sendable {
     func advertise() async throws(PeerMeshError) {
         // A room entered by connection code alone has no name we could advertise.
         guard let identity, !identity.name.isEmpty else { return }
-        let advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: identity.discoveryInfo)
+        let advertiser = try Advertiser(session: session, serviceType: serviceType, discoveryInfo: identity.discoveryInfo, wideArea: wideArea)
         state.withLockedValue { $0.advertiser = advertiser }
         try await advertiser.start()
     }
@@ -177,10 +218,15 @@ final class Room: Sendable {
         }
     }
 
-    /// Leaves the room: peers see us go at once, and the advertisement is withdrawn.
+    /// Leaves the room: peers see us go at once, and the advertisement is withdrawn (from a domain too: waited for,
+    /// so the room does not stay listed there after we are gone).
     func leave() async {
-        state.withLockedValue { $0.advertiser }?.stop()
+        let advertiser = state.withLockedValue { $0.advertiser }
+        advertiser?.stop()
         await session.disconnect()
+        if let advertiser, let error = await advertiser.stopAndWithdraw() {
+            output.error("The room stays listed in the domain until its records expire or you host it again: \(UserWords.explain(error))")
+        }
     }
 
     /// Waits until the member list has stopped changing for `quiet` (bounded by `limit`): a joiner learns the

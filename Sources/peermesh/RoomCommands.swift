@@ -19,6 +19,7 @@ struct HostCommand: AsyncParsableCommand {
     @OptionGroup var options: RoomOptions
     @OptionGroup var member: MemberOptions
     @OptionGroup var receiving: ReceivingOptions
+    @OptionGroup var publish: PublishOptions
 
     @Option(help: AcceptPolicy.help)
     var accept: AcceptPolicy = .all
@@ -34,7 +35,7 @@ struct HostCommand: AsyncParsableCommand {
             let name = try RoomKeys.validate(room)
             if let port, !(1...65535).contains(port) { throw CLIError("--port \(port) is not a TCP port: give one from 1 to 65535.", exitCode: 2) }
             let lock = try OneProcessPerIdentity.claim(try session.loadIdentity(), command: "host", room: name)
-            let room = try makeRoom(session, options, member, receiving: receiving, accept: accept, port: port ?? 0)
+            let room = try makeRoom(session, options, member, receiving: receiving, accept: accept, port: port ?? 0, publish: publish)
             let me = room.session.myPeerID
             let identity = RoomIdentity(name: name, host: me)
             room.entered(identity)
@@ -43,7 +44,7 @@ struct HostCommand: AsyncParsableCommand {
                 human: "hosting \"\(name)\" as \(me) — type to chat, /peers, /quit"
             )) {
                 await JoinCode.announce(for: identity, session: room.session, qr: qr, output: room.output)
-                let twins = Task { await TwinRooms.watch(for: identity, session: room.session, serviceType: options.serviceType, output: room.output) }
+                let twins = Task { await TwinRooms.watch(for: identity, session: room.session, serviceType: options.serviceType, wideArea: room.wideArea, output: room.output) }
                 return [twins]
             }
         }
@@ -85,6 +86,7 @@ struct JoinCommand: AsyncParsableCommand {
     @OptionGroup var options: RoomOptions
     @OptionGroup var member: MemberOptions
     @OptionGroup var receiving: ReceivingOptions
+    @OptionGroup var publish: PublishOptions
 
     @Option(help: AcceptPolicy.help)
     var accept: AcceptPolicy = .all
@@ -92,8 +94,8 @@ struct JoinCommand: AsyncParsableCommand {
     func run() async throws {
         try await runRoom {
             let lock = try OneProcessPerIdentity.claim(try session.loadIdentity(), command: "join", room: RoomSelector(self.room).roomName)
-            let room = try makeRoom(session, options, member, receiving: receiving, accept: accept)
-            let (identity, member) = try await enterRoom(RoomSelector(self.room), session: room.session, serviceType: options.serviceType,
+            let room = try makeRoom(session, options, member, receiving: receiving, accept: accept, publish: publish)
+            let (identity, member) = try await enterRoom(RoomSelector(self.room), session: room.session, serviceType: options.serviceType, wideArea: room.wideArea,
                                                          through: host, timeout: timeout, answerTimeout: answerTimeout,
                                                          example: "peermesh join", output: room.output)
             room.entered(identity)
@@ -150,7 +152,7 @@ struct SendCommand: AsyncParsableCommand {
             defer { withExtendedLifetime(lock) {} }
             let room = try makeRoom(session, options, member, receiving: nil, accept: .none)
             let output = room.output, mesh = room.session
-            let (identity, member) = try await enterRoom(RoomSelector(self.room), session: mesh, serviceType: options.serviceType,
+            let (identity, member) = try await enterRoom(RoomSelector(self.room), session: mesh, serviceType: options.serviceType, wideArea: room.wideArea,
                                                          through: nil, timeout: timeout, answerTimeout: nil,
                                                          example: "peermesh send --room", output: output)
             room.entered(identity)
@@ -225,11 +227,13 @@ struct Announcement {
 /// The session and the room for `host` and `join` (`receiving` files), or `send` (nil: it leaves when it is done),
 /// the admission policy in place before the first member can arrive.
 func makeRoom(_ options: SessionOptions, _ roomOptions: RoomOptions, _ member: MemberOptions, receiving: ReceivingOptions?,
-              accept: AcceptPolicy, port: Int = 0) throws -> Room {
+              accept: AcceptPolicy, port: Int = 0, publish: PublishOptions? = nil) throws -> Room {
+    // Checked before the session starts: a bad domain, server or key file is said at once.
+    let wideArea = try roomOptions.wideArea(publishing: publish)
     let session = try makeSession(options, maxPeers: member.maxPeers, receiving: receiving, json: roomOptions.json, port: port)
     return try Room(session: session, serviceType: roomOptions.serviceType, accept: accept,
                 files: receiving?.filePolicy(json: roomOptions.json) ?? .refuse, readsCommands: receiving != nil,
-                output: RoomOutput(json: roomOptions.json))
+                wideArea: wideArea, output: RoomOutput(json: roomOptions.json))
 }
 
 /// A session that links to at most `maxPeers` and receives files as `receiving` says. Without `receiving` (`send`,

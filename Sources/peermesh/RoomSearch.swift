@@ -17,8 +17,12 @@ final class RoomSearch: Sendable {
     /// The browser, kept running after the search so found members can be invited.
     let browser: Browser
 
-    init(session: Session, serviceType: String) throws(PeerMeshError) {
-        browser = try Browser(session: session, serviceType: serviceType)
+    /// Where a domain that cannot be browsed is reported.
+    let output: RoomOutput
+
+    init(session: Session, serviceType: String, wideArea: WideAreaDiscovery, output: RoomOutput) throws(PeerMeshError) {
+        browser = try Browser(session: session, serviceType: serviceType, wideArea: wideArea)
+        self.output = output
     }
 
     /// Starts browsing; avahi-daemon trouble becomes a one-line error.
@@ -55,6 +59,9 @@ final class RoomSearch: Sendable {
                         timers.append(Task { try? await Task.sleep(until: time); sink.yield(.timeUp) })
                     }
                 }
+            case .browser(.browseFailed(let error)):
+                output.event("browse-failed", ["message": .string(error.message), "code": .string(error.code.name)],
+                             human: "could not look for rooms there: \(UserWords.explain(error))")
             case .browser:
                 continue
             }

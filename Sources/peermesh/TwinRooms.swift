@@ -4,8 +4,8 @@ import PeerMesh
 /// (`lobby@alice`), so the host is told at once, and told what its own room is called now.
 enum TwinRooms {
     /// Browses until cancelled; warns once per other room that has `ours`' name (ignoring case).
-    static func watch(for ours: RoomIdentity, session: Session, serviceType: String, output: RoomOutput) async {
-        guard let search = try? RoomSearch(session: session, serviceType: serviceType), (try? await search.start()) != nil else { return }
+    static func watch(for ours: RoomIdentity, session: Session, serviceType: String, wideArea: WideAreaDiscovery, output: RoomOutput) async {
+        guard let search = try? RoomSearch(session: session, serviceType: serviceType, wideArea: wideArea, output: output), (try? await search.start()) != nil else { return }
         defer { search.browser.stop() }
         _ = await search.run(until: nil) { _, change in
             guard case .room(let other) = change, let line = warning(about: other, ours: ours) else { return .keepLooking }

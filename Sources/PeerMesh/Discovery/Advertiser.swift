@@ -25,23 +25,30 @@ public final class Advertiser: Sendable {
     private let discovery: any DiscoveryService
     private let running = NIOLockedValueBox<Running?>(nil)
 
+    private let wideArea: WideAreaPlan?
+
     private struct Running: Sendable {
         let publisher: any DiscoveryPublisher
         let pumps: [Task<Void, Never>]
+        let publication: DomainPublication?
     }
 
     /// Validates the service type (RFC 6335, as MC) and the discovery info (each `key=value` ≤ 255 bytes, the
     /// app's entries together ≤ 400 bytes as in MC, no `pm.` keys); throws `invalidServiceType`, `invalidDiscoveryInfo`,
-    /// `reservedKey` or `discoveryInfoTooLarge`, naming the rule broken.
-    public convenience init(session: Session, serviceType: String, discoveryInfo: [String: String] = [:]) throws(PeerMeshError) {
-        try self.init(session: session, serviceType: serviceType, discoveryInfo: discoveryInfo, discovery: AvahiDiscovery())
+    /// `reservedKey` or `discoveryInfoTooLarge`, naming the rule broken. With `wideArea.publishing`, the session is
+    /// also published into that domain (its key file is read here: `invalidTSIGKey` says what is wrong with it).
+    public convenience init(session: Session, serviceType: String, discoveryInfo: [String: String] = [:],
+                            wideArea: WideAreaDiscovery = .none) throws(PeerMeshError) {
+        let plan = wideArea.publishing == nil ? nil : try WideAreaPlan(wideArea)
+        try self.init(session: session, serviceType: serviceType, discoveryInfo: discoveryInfo, discovery: AvahiDiscovery(), wideArea: plan)
     }
 
-    /// The same, publishing through `discovery` (tests use an in-memory directory).
+    /// The same, publishing through `discovery` (tests use an in-memory directory) and into `wideArea`'s domain.
     package init(session: Session, serviceType: String, discoveryInfo: [String: String] = [:],
-                 discovery: any DiscoveryService) throws(PeerMeshError) {
+                 discovery: any DiscoveryService, wideArea: WideAreaPlan? = nil) throws(PeerMeshError) {
         self.session = session
         self.discovery = discovery
+        self.wideArea = wideArea
         self.serviceType = try ServiceType(serviceType)
         self.discoveryInfo = discoveryInfo
         self.txt = try TXTRecordEncoder.encode(
@@ -63,6 +70,7 @@ public final class Advertiser: Sendable {
         guard let port = address.port, port > 0, port <= UInt16.max else {
             throw PeerMeshError(.listenFailed, "The session's listener has no TCP port to advertise.")
         }
+        let publication = try await domainPublication(port: UInt16(port))
         let publisher = try discovery.publisher(name: session.myPeerID.displayName, type: serviceType.dnsSDType, port: UInt16(port), txt: txt)
         let continuation = self.continuation
         let publisherPump = Task {
@@ -77,7 +85,7 @@ public final class Advertiser: Sendable {
         let statePump = Task { await DiscoveryHealth.report(publisher.daemonStates, to: continuation) }
         let started = running.withLockedValue { current -> Bool in
             guard current == nil else { return false }
-            current = Running(publisher: publisher, pumps: [publisherPump, statePump])
+            current = Running(publisher: publisher, pumps: [publisherPump, statePump], publication: publication)
             return true
         }
         guard started else {
@@ -86,14 +94,59 @@ public final class Advertiser: Sendable {
             return
         }
         publisher.start()
+        publication?.start { report in
+            switch report {
+            case .published(let domain, let omitted): continuation.yield(.publishedInDomain(domain: domain, omittedKeys: omitted))
+            case .failed(let domain, let error): continuation.yield(.domainFailed(domain: domain, error))
+            }
+        }
     }
 
     /// Withdraws the advertisement (the session and its peers are untouched). `start()` may follow any number
-    /// of times.
+    /// of times. Records in a domain are removed in the background: `stopAndWithdraw()` waits for that.
     public func stop() {
-        guard let current = running.withLockedValue({ value in defer { value = nil }; return value }) else { return }
+        guard let publication = stopLocally() else { return }
+        Task { await publication.withdraw() }
+    }
+
+    /// `stop()`, then waits until the domain's records are removed; returns why they could not be (they then go
+    /// stale, and this peer's next start replaces them). Call it before the program exits.
+    @discardableResult
+    public func stopAndWithdraw() async -> PeerMeshError? {
+        await stopLocally()?.withdraw()
+    }
+
+    /// Stops the LAN's advertisement and the pumps; returns the domain publication still to withdraw.
+    private func stopLocally() -> DomainPublication? {
+        guard let current = running.withLockedValue({ value in defer { value = nil }; return value }) else { return nil }
         current.publisher.stop()
         for pump in current.pumps { pump.cancel() }
+        return current.publication
+    }
+
+    /// The publication into the plan's domain, if any: the addresses resolved (throwing `noPublishableAddress` when
+    /// none fits) and the instance named `<display name> <key prefix>`, unique per peer so two peers of the same name
+    /// never overwrite each other's records.
+    private func domainPublication(port: UInt16) async throws(PeerMeshError) -> DomainPublication? {
+        guard let plan = wideArea, let publishing = plan.publishing else { return nil }
+        let addresses = try await PublishedAddresses.resolve(publishing.addresses, towards: plan.client.servers.first)
+        let peer = session.myPeerID
+        let keyPrefix = String(peer.id.prefix(8))
+        let instance = try DNSClient.typed {
+            DNSSDInstance(instance: "\(Self.prefix(of: peer.displayName, bytes: 63 - 1 - keyPrefix.utf8.count)) \(keyPrefix)",
+                          service: try DNSName(serviceType.dnsSDType), domain: publishing.zone,
+                          host: try DNSName("pm-\(peer.id.prefix(16))").appending(publishing.zone), port: port,
+                          txt: txt, addresses: addresses)
+        }
+        return DomainPublication(publisher: UnicastPublisher(client: plan.client, key: publishing.key, zone: publishing.zone),
+                                 instance: instance)
+    }
+
+    /// The longest prefix of `text` within `bytes` UTF-8 bytes, cut between characters.
+    private static func prefix(of text: String, bytes: Int) -> String {
+        var result = ""
+        for character in text where result.utf8.count + character.utf8.count <= bytes { result.append(character) }
+        return result
     }
 
     /// The instance name currently advertised (it changes on collisions), or nil when stopped.

@@ -30,9 +30,11 @@ public final class Browser: Sendable {
         let pumps: [Task<Void, Never>]
     }
 
-    /// Validates the service type (RFC 6335, as MC); throws `invalidServiceType` naming the rule broken.
-    public convenience init(session: Session, serviceType: String) throws(PeerMeshError) {
-        try self.init(session: session, serviceType: serviceType, discovery: AvahiDiscovery())
+    /// Validates the service type (RFC 6335, as MC); throws `invalidServiceType` naming the rule broken. Besides the
+    /// LAN, browses `wideArea`'s unicast DNS-SD domains (a bad domain or DNS server address is refused here).
+    public convenience init(session: Session, serviceType: String, wideArea: WideAreaDiscovery = .none) throws(PeerMeshError) {
+        let discovery = WideAreaDiscoveryService(local: AvahiDiscovery(), plan: try WideAreaPlan(wideArea))
+        try self.init(session: session, serviceType: serviceType, discovery: discovery)
     }
 
     /// The same, browsing through `discovery` (tests use an in-memory directory).
@@ -68,11 +70,14 @@ public final class Browser: Sendable {
                     outputs = aggregator.handle(.resolved(service.key, txt: service.txt, endpoint: service.endpoint))
                 case .removed(let key):
                     outputs = aggregator.handle(.removed(key))
-                case .resolveFailed, .allForNow, .failure:
+                case .failure(let error):
+                    continuation.yield(.browseFailed(error))
+                    outputs = []
+                case .resolveFailed, .allForNow:
                     outputs = []
                 }
                 for output in outputs {
-                    for event in Self.apply(output, me: me, found: found) { continuation.yield(event) }
+                    for event in Self.apply(output, me: me, found: found, aggregator: aggregator) { continuation.yield(event) }
                 }
             }
         }
@@ -112,7 +117,8 @@ public final class Browser: Sendable {
     }
 
     /// Folds one aggregator output into `found` and returns the events to report.
-    private static func apply(_ output: BrowseAggregator.Output, me: PeerID, found: NIOLockedValueBox<[PeerID: FoundPeer]>) -> [BrowserEvent] {
+    private static func apply(_ output: BrowseAggregator.Output, me: PeerID, found: NIOLockedValueBox<[PeerID: FoundPeer]>,
+                              aggregator: BrowseAggregator) -> [BrowserEvent] {
         switch output {
         case .found(let advertisement, let endpoints), .updated(let advertisement, let endpoints):
             guard advertisement.peerKey != me.id else { return [] }   // our own advertisement
@@ -125,7 +131,8 @@ public final class Browser: Sendable {
             guard !usable.isEmpty else { return [] }
             let encryption = advertisement.encryption.flatMap(EncryptionPreference.init(name:)) ?? .required
             let entry = FoundPeer(peerID: peer, discoveryInfo: advertisement.discoveryInfo, encryption: encryption,
-                                  endpoints: Array(usable.prefix(ConnectionData.maximumEndpoints)))
+                                  endpoints: Array(usable.prefix(ConnectionData.maximumEndpoints)),
+                                  domains: aggregator.domains(of: advertisement.peerKey))
             let isNew = found.withLockedValue { peers in
                 defer { peers[peer] = entry }
                 return peers[peer] == nil

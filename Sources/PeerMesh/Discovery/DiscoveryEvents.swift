@@ -13,6 +13,11 @@ public enum AdvertiserEvent: Sendable, Equatable {
     case discoveryRestored
     /// Publishing failed for good (until the next `start()`).
     case failed(PeerMeshError)
+    /// The session is published in this unicast DNS domain; `omittedKeys` are the discovery info's keys left out so
+    /// the answer fits 512 bytes (Avahi's wide-area limit). Reported again when a refresh succeeds after failing.
+    case publishedInDomain(domain: String, omittedKeys: [String])
+    /// Publishing into the domain failed (the error says what to do); it is tried again at the next refresh.
+    case domainFailed(domain: String, PeerMeshError)
 }
 
 /// What a `Browser` reports.
@@ -27,6 +32,9 @@ public enum BrowserEvent: Sendable, Equatable {
     case discoveryDown(PeerMeshError)
     /// avahi-daemon is back and browsing resumed.
     case discoveryRestored
+    /// A browse failed: a domain's DNS server does not answer or refuses (reported once until it answers again; its
+    /// peers are kept meanwhile), or avahi-daemon could not browse.
+    case browseFailed(PeerMeshError)
 }
 
 /// A peer the browser has found: enough to invite it.
@@ -39,4 +47,6 @@ public struct FoundPeer: Sendable, Equatable {
     public let encryption: EncryptionPreference
     /// The addresses it was resolved to, in discovery order.
     public let endpoints: [ConnectionData.Endpoint]
+    /// Where it was found: `local` (the LAN) and unicast DNS domains such as `example.org`, in discovery order.
+    public let domains: [String]
 }

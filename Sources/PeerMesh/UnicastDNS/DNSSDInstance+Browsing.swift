@@ -10,6 +10,6 @@ extension DNSSDInstance {
 
     /// The addresses as endpoints with the SRV port, as the mDNS browser reports them (no interface: 0).
     package var endpoints: [PeerEndpoint] {
-        addresses.map { PeerEndpoint(host: DNSServerAddress.text($0), port: port, interfaceIndex: 0) }
+        addresses.map { PeerEndpoint(host: IPAddressText.text($0), port: port, interfaceIndex: 0) }
     }
 }

@@ -85,13 +85,6 @@ package struct DNSServerAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// `192.0.2.53:53` or `[2001:db8::53]:53`.
     package var description: String {
-        address.count == 4 ? "\(Self.text(address)):\(port)" : "[\(Self.text(address))\(scope != 0 ? "%\(scope)" : "")]:\(port)"
-    }
-
-    /// An address's text: `192.0.2.53`, or IPv6 as eight hexadecimal groups (`2001:db8:0:0:0:0:0:53`).
-    package static func text(_ address: [UInt8]) -> String {
-        if address.count == 4 { return address.map(String.init).joined(separator: ".") }
-        return stride(from: 0, to: address.count - 1, by: 2)
-            .map { String(UInt16(address[$0]) << 8 | UInt16(address[$0 + 1]), radix: 16) }.joined(separator: ":")
+        address.count == 4 ? "\(IPAddressText.text(address)):\(port)" : "[\(IPAddressText.text(address))\(scope != 0 ? "%\(scope)" : "")]:\(port)"
     }
 }

@@ -30,4 +30,7 @@ extension PeerMeshError.Code {
     public static let dnsConnectionRefused = Self("dnsConnectionRefused")
     /// A DNS server address given as text is not `ADDR`, `ADDR:PORT` or `[IPv6]:PORT`.
     public static let invalidDNSServer = Self("invalidDNSServer")
+    /// A room to publish into a domain has no address other sites could reach: none given, or the one given is
+    /// loopback, link-local or not an interface here.
+    public static let noPublishableAddress = Self("noPublishableAddress")
 }

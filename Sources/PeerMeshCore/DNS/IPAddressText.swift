@@ -5,6 +5,14 @@ public enum IPAddressText {
         text.contains(":") ? ipv6(Substring(text)) : ipv4(Substring(text))
     }
 
+    /// An address's text: `192.0.2.53`, or IPv6 as eight hexadecimal groups (`2001:db8:0:0:0:0:0:53`), which every
+    /// parser reads.
+    public static func text(_ address: [UInt8]) -> String {
+        if address.count == 4 { return address.map(String.init).joined(separator: ".") }
+        return stride(from: 0, to: address.count - 1, by: 2)
+            .map { String(UInt16(address[$0]) << 8 | UInt16(address[$0 + 1]), radix: 16) }.joined(separator: ":")
+    }
+
     static func ipv4(_ text: Substring) -> [UInt8]? {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4 else { return nil }

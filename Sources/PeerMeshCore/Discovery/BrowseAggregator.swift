@@ -50,6 +50,13 @@ public struct BrowseAggregator: Sendable {
     /// The endpoints currently known for `peerKey`, in discovery order.
     public func endpoints(of peerKey: String) -> [PeerEndpoint] { peers[peerKey]?.endpoints ?? [] }
 
+    /// The domains `peerKey` was found in (`local`, `example.org`), in discovery order.
+    public func domains(of peerKey: String) -> [String] {
+        var domains: [String] = []
+        for key in peers[peerKey]?.records ?? [] where !domains.contains(key.domain) { domains.append(key.domain) }
+        return domains
+    }
+
     /// Applies one browser report and returns what changed.
     public mutating func handle(_ input: Input) -> [Output] {
         switch input {

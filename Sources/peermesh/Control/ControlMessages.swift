@@ -38,6 +38,10 @@ struct ControlRequest: Codable, Sendable, Equatable {
     var to: String?
     /// `say`, `browse`: seconds.
     var timeout: Double?
+    /// `browse`: unicast DNS-SD domains to look in besides the LAN (`--domain`).
+    var domains: [String]?
+    /// `browse`: the DNS servers to ask (`--dns-server`).
+    var dnsServers: [String]?
 
     /// Reads one request line; a line that is not one gets an error that says which field is wrong.
     static func decode(_ line: Data) -> Result<ControlRequest, ControlRejection> {
@@ -62,7 +66,7 @@ struct ControlRequest: Codable, Sendable, Equatable {
                 return .success(request)
             }
         } catch {
-            return .failure(ControlRejection(id: id, "a field has the wrong type (id, text and to are strings, paths a list of strings, timeout a number)"))
+            return .failure(ControlRejection(id: id, "a field has the wrong type (id, text and to are strings, paths, domains and dnsServers lists of strings, timeout a number)"))
         }
     }
 

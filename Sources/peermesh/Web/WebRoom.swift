@@ -74,14 +74,14 @@ final class WebRoom: Sendable {
                 human: "hosting \"\(name)\" as \(me) — in the page"), hosting: true)
             await JoinCode.announce(for: identity, session: room.session, qr: false, output: room.output)
             let room = self.room, serviceType = room.serviceType
-            return (control, [Task { await TwinRooms.watch(for: identity, session: room.session, serviceType: serviceType, output: room.output) }])
+            return (control, [Task { await TwinRooms.watch(for: identity, session: room.session, serviceType: serviceType, wideArea: room.wideArea, output: room.output) }])
         }
     }
 
     /// Joins the room `selector` names, as `peermesh join` does (a name, NAME@HOST, a code, an address).
     func join(_ selector: String, timeout: Double = 10) async throws {
         try await enter {
-            let (identity, member) = try await enterRoom(RoomSelector(selector), session: room.session, serviceType: room.serviceType,
+            let (identity, member) = try await enterRoom(RoomSelector(selector), session: room.session, serviceType: room.serviceType, wideArea: room.wideArea,
                                                          through: nil, timeout: timeout, answerTimeout: 60, example: "peermesh join", output: room.output)
             room.entered(identity)
             let control = try await openToOthers(room, lock: lock, announcing: Announcement(
