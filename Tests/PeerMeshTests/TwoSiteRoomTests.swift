@@ -1,8 +1,6 @@
 import Foundation
-import PeerMeshCore
 import PeerMeshTestSupport
 import Testing
-@testable import PeerMesh
 
 /// One room across two sites (#40 item 3, "two sites, one room, real parts"): `peermesh` processes on a
 /// `TwoSiteNetwork`, where a gateway publishes the room into a unicast DNS zone, the other site's gateway finds it
@@ -30,7 +28,8 @@ struct TwoSiteRoomTests {
                 #expect(try Data(contentsOf: room.place.downloads(receiverName).appendingPathComponent(file.lastPathComponent)) == Data(contentsOf: file))
             }
 
-            // The second site's gateway dies. Site 1 says that g2 and m2 left; m2 that g2, g1 and m1 left.
+            // The second site's gateway program dies (the tunnel stays: m2 loses its only member, not the network).
+            // Site 1 says that g2 and m2 left; m2 that g2, g1 and m1 left.
             let markers = (gate1: room.gate1.lines.count, desk1: room.desk1.lines.count, desk2: room.desk2.lines.count)
             kill(room.gate2.pid, SIGKILL)
             for (watcher, marker) in [(room.gate1, markers.gate1), (room.desk1, markers.desk1)] {

@@ -80,14 +80,15 @@ final class TwoSiteNetwork: @unchecked Sendable {
             try await hosts.link(g2, m2, subnet: lan2)
             try await hosts.link(g1, g2, subnet: underlay, names: (underlayInterface, underlayInterface))
             // The gateway is `.2` on its link to knotd, which is `.1` there.
-            knot = try await KnotServer.start(alsoLinkedTo: [(g1, dns1), (g2, dns2)])
+            let server = try await KnotServer.start(alsoLinkedTo: [(g1, dns1), (g2, dns2)])
+            knot = server
             let tunnel = try await WireGuardTunnel.start(.init(host: g1, underlay: "\(underlay).1"), .init(host: g2, underlay: "\(underlay).2"),
                                                          subnet: inside, hosts: hosts, directory: directory)
             let site1 = Site(gateway: g1, member: m1, lan: lan1, tunnelAddress: tunnel.ends.0.address, underlayAddress: "\(underlay).1",
                              dnsServer: "\(dns1).1")
             let site2 = Site(gateway: g2, member: m2, lan: lan2, tunnelAddress: tunnel.ends.1.address, underlayAddress: "\(underlay).2",
                              dnsServer: "\(dns2).1")
-            return TwoSiteNetwork(hosts: hosts, directory: directory, site1: site1, site2: site2, knot: knot!, tunnel: tunnel)
+            return TwoSiteNetwork(hosts: hosts, directory: directory, site1: site1, site2: site2, knot: server, tunnel: tunnel)
         } catch {
             await knot?.stop()
             await hosts.downAll()
@@ -103,9 +104,6 @@ final class TwoSiteNetwork: @unchecked Sendable {
         await hosts.downAll()
         try? FileManager.default.removeItem(at: directory)
     }
-
-    /// The other site.
-    func other(_ site: Site) -> Site { site.gateway == site1.gateway ? site2 : site1 }
 
     /// Distinct random /24 prefixes (`10.x.y`) for one network's links: two links of a host on one subnet would
     /// make its routes ambiguous.
