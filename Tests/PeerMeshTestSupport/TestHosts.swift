@@ -238,9 +238,14 @@ public final class TestHosts: @unchecked Sendable {
         return name
     }
 
-    public func link(_ a: String, _ b: String, subnet: String) async throws {
-        let result = try await run([TestEnv.testhost, "link", a, b, subnet])
-        guard result.status == 0 else { throw HostError(message: "testhost link: \(result.output)") }
+    /// A veth pair between `a` (`SUBNET.1/24`) and `b` (`SUBNET.2/24`); returns the two interfaces' names. `names`
+    /// chooses them (each only needs to be unique on its own host), e.g. for rules written before the link is up.
+    @discardableResult
+    public func link(_ a: String, _ b: String, subnet: String, names: (a: String, b: String)? = nil) async throws -> (a: String, b: String) {
+        let result = try await run([TestEnv.testhost, "link", a, b, subnet] + (names.map { [$0.a, $0.b] } ?? []))
+        let ends = result.output.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard result.status == 0, ends.count == 2 else { throw HostError(message: "testhost link: \(result.output)") }
+        return (ends[0], ends[1])
     }
 
     public func exec(_ host: String, _ command: [String]) -> [String] { [TestEnv.testhost, "exec", host, "--"] + command }

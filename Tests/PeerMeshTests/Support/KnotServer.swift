@@ -3,8 +3,9 @@ import PeerMeshCore
 import PeerMeshTestSupport
 @testable import PeerMesh
 
-/// Knot DNS (`knotd`) on a test host of its own, linked to the test's host: it serves `example.test.` and accepts
-/// updates signed with a TSIG key made for this server alone. Its address is namespace-private; nothing leaves.
+/// Knot DNS (`knotd`) on a test host of its own, linked to the test's host (and to any other hosts asked for): it
+/// serves `example.test.` and accepts updates signed with a TSIG key made for this server alone. Its addresses are
+/// namespace-private; nothing leaves. knotd does not forward, so hosts linked to it reach it, never each other.
 final class KnotServer: @unchecked Sendable {
     static let zone = try! DNSName("example.test.")
 
@@ -19,9 +20,13 @@ final class KnotServer: @unchecked Sendable {
     let server6: DNSServerAddress
     /// The link's IPv4 subnet (`10.x.y`): knotd is `.1`, the test `.2`.
     let subnet: String
+    /// The key in BIND's format (`key "NAME" { algorithm …; secret "…"; };`), for `peermesh --update-key FILE`.
+    let keyFile: URL
+    /// knotd's address on each extra host's link (`start(alsoLinkedTo:)`), as that host reaches it.
+    let addresses: [String: String]
 
     private init(hosts: TestHosts, directory: URL, process: Spawned, key: TSIGKey, server: DNSServerAddress,
-                 server6: DNSServerAddress, subnet: String) {
+                 server6: DNSServerAddress, subnet: String, keyFile: URL, addresses: [String: String]) {
         self.hosts = hosts
         self.directory = directory
         self.process = process
@@ -29,6 +34,8 @@ final class KnotServer: @unchecked Sendable {
         self.server = server
         self.server6 = server6
         self.subnet = subnet
+        self.keyFile = keyFile
+        self.addresses = addresses
     }
 
     /// A client of this server alone, quick to give up (the server is one veth away).
@@ -47,7 +54,11 @@ final class KnotServer: @unchecked Sendable {
     }
 
     /// A host, a link to ours, a generated key, zone and config, and knotd started there; returns once it answers.
-    static func start() async throws -> KnotServer {
+    ///
+    /// `others` are further hosts to link, each on the subnet given (knotd is `.1` there, the host `.2`), so hosts
+    /// that are not the test's (e.g. gateways of two sites) reach the server; their subnets must differ from every
+    /// other link of those hosts. The link to the test's own host takes a subnet none of them uses.
+    static func start(alsoLinkedTo others: [(host: String, subnet: String)] = []) async throws -> KnotServer {
         guard let ourHost = ProcessInfo.processInfo.environment["PEERMESH_TESTHOST_NAME"] else {
             throw KnotError(message: "not inside a test host: run under Scripts/testhost wrap")
         }
@@ -55,7 +66,8 @@ final class KnotServer: @unchecked Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pm-knot-\(TestEnv.tag())")
         do {
             let host = try await hosts.up("pmdns", avahi: false)
-            let subnet = RoomCommandTests.subnet()
+            var subnet = RoomCommandTests.subnet()
+            while others.contains(where: { $0.subnet == subnet }) { subnet = RoomCommandTests.subnet() }
             // The link by hand, for its interface names: each end gets an IPv6 address too (a random ULA prefix).
             let link = try await run([TestEnv.testhost, "link", host, ourHost, subnet])
             let ends = link.output.split(whereSeparator: \.isWhitespace).map(String.init)
@@ -63,12 +75,18 @@ final class KnotServer: @unchecked Sendable {
             let prefix = "fd\(String(UInt8.random(in: 0...255), radix: 16)):\(String(UInt16.random(in: 0...0xFFFF), radix: 16))::"
             try await Self.succeed(hosts.exec(host, ["ip", "addr", "add", "\(prefix)1/64", "dev", ends[0], "nodad"]))
             try await Self.succeed(["ip", "addr", "add", "\(prefix)2/64", "dev", ends[1], "nodad"])
+            for other in others { try await hosts.link(host, other.host, subnet: other.subnet) }
+            let listen = (["\(subnet).1@53", "\(prefix)1@53"] + others.map { "\($0.subnet).1@53" }).joined(separator: ", ")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let keyName = "pm-\(TestEnv.tag()).key."
             let secret = Data((0..<32).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
             // The key goes through the file format people copy from their server, as the CLI will read it.
             let keyFile = "key \"\(keyName)\" {\n\talgorithm hmac-sha256;\n\tsecret \"\(secret)\";\n};\n"
             let key = try requireKey(TSIGKeyFile.parse(keyFile))
+            let keyURL = directory.appendingPathComponent("update.key")
+            try keyFile.write(to: keyURL, atomically: true, encoding: .utf8)
+            // As a server's key file is kept: readable by its owner alone.
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyURL.path)
             try """
             $ORIGIN example.test.
             $TTL 60
@@ -80,7 +98,7 @@ final class KnotServer: @unchecked Sendable {
             try """
             server:
                 rundir: "\(directory.path)"
-                listen: [ \(subnet).1@53, \(prefix)1@53 ]
+                listen: [ \(listen) ]
                 udp-workers: 1
                 tcp-workers: 1
                 background-workers: 1
@@ -107,7 +125,9 @@ final class KnotServer: @unchecked Sendable {
             let process = try Spawned(hosts.exec(host, ["knotd", "-c", directory.appendingPathComponent("knot.conf").path]))
             let server = DNSServerAddress(address: IPAddressText.parse("\(subnet).1")!)
             let server6 = DNSServerAddress(address: IPAddressText.parse("\(prefix)1")!)
-            let knot = KnotServer(hosts: hosts, directory: directory, process: process, key: key, server: server, server6: server6, subnet: subnet)
+            let addresses = Dictionary(uniqueKeysWithValues: others.map { ($0.host, "\($0.subnet).1") })
+            let knot = KnotServer(hosts: hosts, directory: directory, process: process, key: key, server: server, server6: server6,
+                                  subnet: subnet, keyFile: keyURL, addresses: addresses)
             let probe = knot.client(timeout: .milliseconds(200), attempts: 1)
             let answering = await eventually(timeout: .seconds(10)) {
                 (try? await probe.query(zone, .soa))?.responseCode == .noError
