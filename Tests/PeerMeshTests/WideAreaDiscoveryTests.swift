@@ -10,11 +10,11 @@ import Testing
 struct WideAreaDiscoveryTests {
     private func serviceType() -> String { "pw\(TestEnv.tag().prefix(8))" }
 
-    /// The server's key as the BIND file `tsig-keygen` writes, in a file of this test's own.
-    private func keyFile(_ key: TSIGKey, secret: [UInt8]? = nil) throws -> String {
+    /// A key file with the server's key name and another secret: what a mistyped or rotated key looks like.
+    private func wrongKeyFile(_ key: TSIGKey) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("pm-key-\(TestEnv.tag())").path
-        let base64 = Data(secret ?? key.secret).base64EncodedString()
-        try "key \"\(key.name)\" {\n\talgorithm hmac-sha256;\n\tsecret \"\(base64)\";\n};\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let secret = Data(repeating: 7, count: 32).base64EncodedString()
+        try "key \"\(key.name)\" {\n\talgorithm hmac-sha256;\n\tsecret \"\(secret)\";\n};\n".write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 
@@ -31,7 +31,7 @@ struct WideAreaDiscoveryTests {
             // The host listens on every address: the one it publishes is its end of the link to the DNS server.
             let host = try TestPeer("wide-host") { $0.listenHost = "0.0.0.0" }, joiner = try TestPeer("wide-joiner")
             let wideArea = WideAreaDiscovery(domains: ["example.test"], dnsServers: [knot.server.description], systemDomains: false,
-                                             publishing: .init(domain: "example.test", keyFile: try keyFile(knot.key)))
+                                             publishing: .init(domain: "example.test", keyFile: knot.keyFile.path))
             let advertiser = try Advertiser(session: host.session, serviceType: type, discoveryInfo: ["room": "lobby"],
                                             discovery: InMemoryDiscovery(), wideArea: try WideAreaPlan(wideArea))
             let advertised = StreamLog(advertiser.events)
@@ -66,7 +66,7 @@ struct WideAreaDiscoveryTests {
             let type = serviceType()
             let host = try TestPeer("wide-crash")
             let wideArea = WideAreaDiscovery(dnsServers: [knot.server.description], systemDomains: false,
-                                             publishing: .init(domain: "example.test", keyFile: try keyFile(knot.key),
+                                             publishing: .init(domain: "example.test", keyFile: knot.keyFile.path,
                                                                addresses: ["192.0.2.7"]))
             // The first run "crashes": its records stay, with an address nobody answers at.
             let first = try Advertiser(session: host.session, serviceType: type, discovery: InMemoryDiscovery(), wideArea: try WideAreaPlan(wideArea))
@@ -91,8 +91,10 @@ struct WideAreaDiscoveryTests {
         try await KnotServer.with { knot in
             let type = serviceType()
             let host = try TestPeer("wide-badkey")
+            let wrongKey = try wrongKeyFile(knot.key)
+            defer { try? FileManager.default.removeItem(atPath: wrongKey) }
             let wrong = WideAreaDiscovery(dnsServers: [knot.server.description], systemDomains: false,
-                                          publishing: .init(domain: "example.test", keyFile: try keyFile(knot.key, secret: Array(repeating: 7, count: 32)),
+                                          publishing: .init(domain: "example.test", keyFile: wrongKey,
                                                             addresses: ["192.0.2.9"]))
             let advertiser = try Advertiser(session: host.session, serviceType: type, discovery: InMemoryDiscovery(), wideArea: try WideAreaPlan(wrong))
             let events = StreamLog(advertiser.events)
