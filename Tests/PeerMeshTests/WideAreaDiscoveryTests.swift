@@ -102,6 +102,18 @@ struct WideAreaDiscoveryTests {
             #expect(domain == "example.test" && error.code == .dnsKeyRejected, "\(error)")
             advertiser.stop()
 
+            // An address to publish that is not one (nor an interface): said, and the LAN's advertisement goes on.
+            var nowhere = wrong
+            nowhere.publishing?.addresses = ["nosuch0"]
+            let lanOnly = try Advertiser(session: host.session, serviceType: type, discovery: InMemoryDiscovery(), wideArea: try WideAreaPlan(nowhere))
+            let lanEvents = StreamLog(lanOnly.events)
+            try await lanOnly.start()
+            let refused = await lanEvents.first { if case .domainFailed = $0 { true } else { false } }
+            guard case .domainFailed(_, let addressError)? = refused else { Issue.record("no failure: \(lanEvents.all)"); return }
+            #expect(addressError.code == .noPublishableAddress && addressError.message.contains("nosuch0"), "\(addressError)")
+            #expect(await lanEvents.first { if case .published = $0 { true } else { false } } != nil, "\(lanEvents.all)")
+            lanOnly.stop()
+
             // A server that does not answer: said once, not once a poll.
             let silent = try WideAreaPlan(WideAreaDiscovery(domains: ["example.test"], dnsServers: ["\(knot.subnet).77"], systemDomains: false,
                                                             pollInterval: .milliseconds(100)))

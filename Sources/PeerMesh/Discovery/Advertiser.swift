@@ -70,7 +70,7 @@ public final class Advertiser: Sendable {
         guard let port = address.port, port > 0, port <= UInt16.max else {
             throw PeerMeshError(.listenFailed, "The session's listener has no TCP port to advertise.")
         }
-        let publication = try await domainPublication(port: UInt16(port))
+        let publication = await domainPublication(port: UInt16(port))
         let publisher = try discovery.publisher(name: session.myPeerID.displayName, type: serviceType.dnsSDType, port: UInt16(port), txt: txt)
         let continuation = self.continuation
         let publisherPump = Task {
@@ -124,22 +124,28 @@ public final class Advertiser: Sendable {
         return current.publication
     }
 
-    /// The publication into the plan's domain, if any: the addresses resolved (throwing `noPublishableAddress` when
-    /// none fits) and the instance named `<display name> <key prefix>`, unique per peer so two peers of the same name
-    /// never overwrite each other's records.
-    private func domainPublication(port: UInt16) async throws(PeerMeshError) -> DomainPublication? {
+    /// The publication into the plan's domain, if any: the addresses resolved and the instance named
+    /// `<display name> <key prefix>`, unique per peer so two peers of the same name never overwrite each other's
+    /// records. When no address fits (`noPublishableAddress`), that is reported as `domainFailed` and the LAN's
+    /// advertisement goes on without it.
+    private func domainPublication(port: UInt16) async -> DomainPublication? {
         guard let plan = wideArea, let publishing = plan.publishing else { return nil }
-        let addresses = try await PublishedAddresses.resolve(publishing.addresses, towards: plan.client.servers.first)
         let peer = session.myPeerID
         let keyPrefix = String(peer.id.prefix(8))
-        let instance = try DNSClient.typed {
-            DNSSDInstance(instance: "\(Self.prefix(of: peer.displayName, bytes: 63 - 1 - keyPrefix.utf8.count)) \(keyPrefix)",
-                          service: try DNSName(serviceType.dnsSDType), domain: publishing.zone,
-                          host: try DNSName("pm-\(peer.id.prefix(16))").appending(publishing.zone), port: port,
-                          txt: txt, addresses: addresses)
+        do throws(PeerMeshError) {
+            let addresses = try await PublishedAddresses.resolve(publishing.addresses, towards: plan.client.servers.first)
+            let instance = try DNSClient.typed {
+                DNSSDInstance(instance: "\(Self.prefix(of: peer.displayName, bytes: 63 - 1 - keyPrefix.utf8.count)) \(keyPrefix)",
+                              service: try DNSName(serviceType.dnsSDType), domain: publishing.zone,
+                              host: try DNSName("pm-\(peer.id.prefix(16))").appending(publishing.zone), port: port,
+                              txt: txt, addresses: addresses)
+            }
+            return DomainPublication(publisher: UnicastPublisher(client: plan.client, key: publishing.key, zone: publishing.zone),
+                                     instance: instance)
+        } catch {
+            continuation.yield(.domainFailed(domain: DomainBrowseRecords.text(publishing.zone), error))
+            return nil
         }
-        return DomainPublication(publisher: UnicastPublisher(client: plan.client, key: publishing.key, zone: publishing.zone),
-                                 instance: instance)
     }
 
     /// The longest prefix of `text` within `bytes` UTF-8 bytes, cut between characters.

@@ -3,8 +3,10 @@ import PeerMeshAvahi
 import PeerMeshCore
 
 /// Browses unicast DNS-SD domains for a service type, reporting what it finds as avahi's browser reports the LAN's
-/// records, so `Browser` folds both alike. Unicast DNS has no change notification: each domain is asked again every
-/// poll interval, and the difference between two answers is reported.
+/// records, so `Browser` folds both alike. Unicast DNS has no change notification: the domains are asked at once,
+/// again after the poll interval, and the difference between two answers is reported. While nothing changes the
+/// pause doubles, up to `quietestInterval`, so a browse left running (a host watching for rooms of its name) does
+/// not ask the server every second for hours; the first change brings it back to the poll interval.
 ///
 /// A domain whose server stops answering keeps its peers (a DNS outage is not the peers leaving) and is reported
 /// once as a `failure`; it is asked again on the next poll.
@@ -17,6 +19,9 @@ package final class DomainBrowser: DiscoveryBrowser {
     private let plan: WideAreaPlan
     private let service: DNSName
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
+
+    /// The longest pause between two rounds of questions.
+    package static let quietestInterval = Duration.seconds(30)
 
     /// A browser of `type` (`_x._tcp`) in the plan's domains; nothing is asked before `start()`.
     package init(type: String, plan: WideAreaPlan) throws(PeerMeshError) {
@@ -63,19 +68,24 @@ package final class DomainBrowser: DiscoveryBrowser {
         }
         var records = domains.map { DomainBrowseRecords(domain: $0) }
         var failing = Set<Int>()
+        var pause = plan.pollInterval
         while !Task.isCancelled {
+            var changed = false
             for (index, domain) in domains.enumerated() {
                 do {
                     let instances = try await browser.browse(service: service, in: domain)
                     failing.remove(index)
-                    for input in records[index].update(instances) { report(event(input)) }
+                    let inputs = records[index].update(instances)
+                    changed = changed || !inputs.isEmpty
+                    for input in inputs { report(event(input)) }
                 } catch {
                     guard !Task.isCancelled, failing.insert(index).inserted else { continue }
                     report(.failure(PeerMeshError(error.code, "Browsing \(records[index].domain): \(error.message)")))
                 }
             }
             report(.allForNow)
-            try? await Task.sleep(for: plan.pollInterval)
+            pause = changed ? plan.pollInterval : min(pause * 2, max(plan.pollInterval, quietestInterval))
+            try? await Task.sleep(for: pause)
         }
     }
 

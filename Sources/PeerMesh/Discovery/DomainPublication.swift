@@ -17,7 +17,7 @@ package final class DomainPublication: Sendable {
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// The domain as reported: `example.org`.
-    package var domain: String { String(instance.domain.description.dropLast()) }
+    package var domain: String { DomainBrowseRecords.text(instance.domain) }
 
     /// A publication of `instance` through `publisher`; nothing is sent before `start`.
     package init(publisher: UnicastPublisher, instance: DNSSDInstance) {

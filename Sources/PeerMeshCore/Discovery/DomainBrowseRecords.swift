@@ -41,8 +41,8 @@ public struct DomainBrowseRecords: Sendable {
         return inputs
     }
 
-    /// A name's text without the root's dot.
-    private static func text(_ name: DNSName) -> String {
+    /// A name's text as records carry it: without the root's dot.
+    public static func text(_ name: DNSName) -> String {
         let text = name.description
         return text == "." ? text : String(text.dropLast())
     }
