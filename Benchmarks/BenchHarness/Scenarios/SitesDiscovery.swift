@@ -2,12 +2,12 @@ import Foundation
 
 extension BenchRun {
     /// Row 1 of `sites`: from `peermesh host` starting on g1 (publishing into example.test with its wg0 address) to
-    /// the room listed on g2 — by `peermesh browse --domain` (polls every second), against `avahi-browse -d -r -p -t`
+    /// the room listed on g2 — by `peermesh browse --domain` (asks at once, then again after 1 s, the pause doubling
+    /// while nothing changes), against `avahi-browse -d -r -p -t`
     /// run every second on g2's wide-area avahi-daemon (restarted before each repetition: its cache keeps answers
     /// until their TTL and asks no more; and `avahi-browse` without `-t` stops at the first NXDOMAIN). Both browsers
-    /// poll once a second, so the time depends on where in that cycle the host starts: repetition r of R starts it
-    /// 1 + (r − ½)/R s after the browser (the same for both tools), spreading the starts evenly over the cycle, so the
-    /// median is that of a host starting at a random moment. Each repetition and tool has a service type of its own:
+    /// poll, so the time depends on when the host starts: repetition r of R starts it 1 + (r − ½)/R s after the
+    /// browser (the same for both tools), spread evenly over the second after the first poll interval. Each repetition and tool has a service type of its own:
     /// no earlier record (a host's withdrawal may still be on its way) can answer for it. Rep 0 is a discarded warm-up.
     func sitesDiscoveryRow(_ net: inout SitesNetwork, cli: String) throws {
         let name = "sites: room found across sites by unicast DNS-SD (host start on g1 → listed on g2)", target = "≤ 1 s and ≤ 1.2×"
@@ -63,8 +63,12 @@ extension BenchRun {
         let pm = median(pmTimes), avahi = median(avahiTimes)
         var cells = ratioCells(pm, avahi, .atMost, 1.2)
         if pm > 1 { cells.met = "no" }
-        row(name, format(pm * 1000, .milliseconds) + " (`peermesh browse --domain`, polls every 1 s)",
-            format(avahi * 1000, .milliseconds) + " (`avahi-browse -d example.test -r -t` run every 1 s; one run once published: "
+        /// `min–max`: where in the polling cycle the host started matters, so the spread is shown beside the median.
+        func spread(_ values: [Double]) -> String {
+            values.count < 2 ? "" : ", \(fixed(values.min()!, 2))–\(fixed(values.max()!, 2)) s"
+        }
+        row(name, format(pm * 1000, .milliseconds) + " (`peermesh browse --domain`\(spread(pmTimes)))",
+            format(avahi * 1000, .milliseconds) + " (`avahi-browse -d example.test -r -t` run every 1 s\(spread(avahiTimes)); one run once published: "
                 + format(median(lookups) * 1000, .milliseconds) + ")",
             cells.ratio, target, cells.met)
     }
