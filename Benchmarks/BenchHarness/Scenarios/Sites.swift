@@ -38,7 +38,10 @@ extension BenchRun {
         let room = try openSitesRoom(net, cli: cli)
         if let room {
             relayed = try sitesRelayedFile(net, room: room, file: file, bytes: bytes)
-            if let desk2 = room.desk2 { stopBackground(desk2) }
+            if let desk2 = room.desk2 {
+                stopBackground(desk2)
+                noteRSS("sites", "peermesh join (m2, sender)", desk2)
+            }
         }
 
         log("sites: gateways route between their LAN and the tunnel; scp m2 → m1, then direct-upgrade tries")
