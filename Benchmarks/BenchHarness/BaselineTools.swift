@@ -6,6 +6,8 @@ let neededTools: [(command: String, package: String)] = [
     ("/usr/sbin/sshd", "openssh-server"), ("avahi-publish", "avahi-utils"), ("avahi-browse", "avahi-utils"),
     ("avahi-daemon", "avahi-daemon"), ("dbus-daemon", "dbus"), ("openssl", "openssl"), ("python3", "python3"),
     ("ip", "iproute2"), ("/usr/bin/time", "time"), ("nsenter", "util-linux"), ("unshare", "util-linux"), ("cmp", "diffutils"), ("curl", "curl"),
+    // sites: the tunnel, the DNS server, the gateways' firewall, avahi's state on D-Bus
+    ("wireguard-go", "wireguard-go"), ("wg", "wireguard-tools"), ("knotd", "knot"), ("nft", "nftables"), ("dbus-send", "dbus"),
 ]
 
 /// True when `command` (a path, or a name searched in PATH) is an executable file.

@@ -116,6 +116,7 @@ extension BenchRun {
         case "web": try web()
         case "lan": try lan()
         case "discovery": try discovery()
+        case "sites": try sites()
         case "invite": try invite()
         case "roster": try roster()
         case "install": try install()

@@ -2,7 +2,7 @@ import Foundation
 
 /// The scenarios, in the order they run and appear in the table.
 enum Scenario {
-    static let allIDs = ["throughput", "messages", "unreliable", "rtt", "file", "lul", "relay", "lan", "web", "discovery", "invite", "roster", "install", "idle"]
+    static let allIDs = ["throughput", "messages", "unreliable", "rtt", "file", "lul", "relay", "lan", "web", "discovery", "sites", "invite", "roster", "install", "idle"]
 }
 
 /// A bad command line: the message goes to stderr as `PROG: message` and the harness exits with `code`.

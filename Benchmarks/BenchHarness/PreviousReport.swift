@@ -2,6 +2,8 @@ import Foundation
 
 /// Which scenario a table row belongs to, by its text (rows carry no id), to keep rows on an `--only` run.
 private let rowKinds: [(id: String, pattern: String)] = [
+    // First: its file row ends like the file scenario's.
+    ("sites", "^sites:"),
     // First: its relayed row also begins like the relay scenario's.
     ("lan", "over (a )?1 Gbit/s links?"),
     ("throughput", "^reliable 1 MiB messages"), ("messages", "^reliable 64 B messages"), ("messages", "^CPU per 64 B message"), ("rtt", "^64 B request/response"),

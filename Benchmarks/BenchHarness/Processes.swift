@@ -54,10 +54,11 @@ extension BenchRun {
         guard code == 0 else { throw CommandFailed(command: argv, code: code) }
     }
 
-    /// Waits until something listens on TCP `port` (read from /proc, without connecting), at most `seconds`.
-    func waitListen(port: Int, seconds: Int) throws -> Bool {
+    /// Waits until something listens on TCP `port` (read from /proc, without connecting), at most `seconds`; in the
+    /// network namespace of process `pid` when given.
+    func waitListen(port: Int, seconds: Int, in pid: pid_t? = nil) throws -> Bool {
         for _ in 0..<(seconds * 20) {
-            if isListening(port: port) { return true }
+            if isListening(port: port, in: pid) { return true }
             try supervisor.pause(0.05)
         }
         return false
@@ -111,10 +112,11 @@ func freePort() throws -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-/// True when a TCP socket of this network namespace listens on `port` (any address, IPv4 or IPv6).
-func isListening(port: Int) -> Bool {
+/// True when a TCP socket of this network namespace (or of process `pid`'s) listens on `port` (any address, IPv4 or IPv6).
+func isListening(port: Int, in pid: pid_t? = nil) -> Bool {
     let suffix = ":" + String(format: "%04X", port)
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+    let net = pid.map { "/proc/\($0)/net" } ?? "/proc/net"
+    for table in [net + "/tcp", net + "/tcp6"] {
         guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
         for line in text.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")

@@ -54,6 +54,12 @@ func usageText(prog: String) -> String {
                   address, hash and cmp verified; needs .build/release/peermesh (next to peermesh-bench)
                                                                                    >= 0.9x, RSS <= CLI's + 16 MiB
       discovery   advertise start -> browser resolved vs avahi-publish -> avahi-browse -r (2 netns) <= 1.2x
+      sites       two sites (gateway + member each, own avahi) joined only by a wireguard-go tunnel between the
+                  gateways, knotd serving example.test (TSIG updates); needs .build/release/peermesh:
+                  peermesh host --domain on g1 -> peermesh browse --domain on g2 lists the room vs avahi-browse
+                  -d -r -t run every 1 s on g2's wide-area avahi-daemon                    <= 1 s and <= 1.2x
+                  100 MiB m2 -> m1 relayed by both gateways (/send @desk1) vs scp m2 -> m1, gateways routing  >= 1x
+                  gateways routing: direct upgrade m2 <-> m1 in 100 tries (10 quick) vs TCP connects   >= 99 %
       invite      invite -> both .connected           vs TCP connect + mutual TLS 1.3 handshake    <= 3x
                   (python3 ssl client -> openssl s_server, P-256 certificates, one echo to confirm)
       roster      session of N = 8,16,32,64 processes: time to full roster, control bytes per member

@@ -14,14 +14,14 @@ struct DiscoveryResult {
 }
 
 extension BenchRun {
-    /// Starts the browser, waits 1 s, starts the publisher and times until the browser prints a line matching
-    /// `pattern` (10 s at most); then stops both (TERM, 5 s, KILL). Logs: `LOG/LABEL.browser.out` (the lines
+    /// Starts the browser, waits `lead` seconds (1 s unless given), starts the publisher and times until the browser
+    /// prints a line matching `pattern` (10 s at most); then stops both (TERM, 5 s, KILL). Logs: `LOG/LABEL.browser.out` (the lines
     /// seen), `.browser.err`, `.publisher.out`, `.publisher.err`, `.json` (the result).
-    func discoverOnce(_ label: String, _ pattern: String, browser: [String], publisher: [String]) throws -> DiscoveryResult {
+    func discoverOnce(_ label: String, _ pattern: String, browser: [String], publisher: [String], lead: Double = 1.0) throws -> DiscoveryResult {
         let base = "\(logs)/\(label)"
         var result = DiscoveryResult()
         do {
-            result = try timeDiscovery(base, pattern, browser: browser, publisher: publisher)
+            result = try timeDiscovery(base, pattern, browser: browser, publisher: publisher, lead: lead)
         } catch let error as Interrupted {
             throw error
         } catch {
@@ -34,7 +34,7 @@ extension BenchRun {
         return result
     }
 
-    private func timeDiscovery(_ base: String, _ pattern: String, browser: [String], publisher: [String]) throws -> DiscoveryResult {
+    private func timeDiscovery(_ base: String, _ pattern: String, browser: [String], publisher: [String], lead: Double) throws -> DiscoveryResult {
         let regex = try NSRegularExpression(pattern: pattern)
         let pipe = try makePipe()
         defer { close(pipe.read) }
@@ -48,7 +48,7 @@ extension BenchRun {
         var publishing: Child?
         var failure: Error?
         do {
-            try supervisor.pause(1.0)
+            try supervisor.pause(lead)
             let start = monotonicSeconds()
             let started = try supervisor.start(publisher, label: "\(base).publisher", stdout: .file(base + ".publisher.out"),
                                                stderr: .file(base + ".publisher.err"), rssFile: base + ".publisher.rss")

@@ -139,14 +139,19 @@ extension BenchRun {
 
     /// Writes the random source file once per run.
     func makeSourceFile() throws {
-        guard fileSize(sourceFile) == 0 else { return }
-        log("creating a \(options.fileMiB) MiB random file")
+        try makeRandomFile(sourceFile, mebibytes: options.fileMiB)
+    }
+
+    /// Writes a random file of `mebibytes` MiB at `path`, unless it is there already.
+    func makeRandomFile(_ path: String, mebibytes: Int) throws {
+        guard fileSize(path) == 0 else { return }
+        log("creating a \(mebibytes) MiB random file")
         guard let random = FileHandle(forReadingAtPath: "/dev/urandom") else { throw SpawnError(description: "cannot read /dev/urandom") }
         defer { try? random.close() }
-        _ = FileManager.default.createFile(atPath: sourceFile, contents: nil)
-        guard let out = FileHandle(forWritingAtPath: sourceFile) else { throw SpawnError(description: "cannot write \(sourceFile)") }
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        guard let out = FileHandle(forWritingAtPath: path) else { throw SpawnError(description: "cannot write \(path)") }
         defer { try? out.close() }
-        for _ in 0..<options.fileMiB {
+        for _ in 0..<mebibytes {
             try supervisor.checkInterrupted()
             out.write(random.readData(ofLength: 1024 * 1024))
         }
@@ -163,18 +168,22 @@ extension BenchRun {
         }
     }
 
-    /// A private sshd on 127.0.0.1: own config, throwaway keys, key authentication only, a private /run. The
-    /// port is nil when it did not listen within 10 s.
-    private func startSSHD() throws -> (port: Int?, sshd: Child) {
+    /// A private sshd on 127.0.0.1 (or on `listen` in network namespace `namespace`): own config, throwaway keys
+    /// (made once per run, in `work/ssh`), key authentication only, a private /run. The port is nil when it did not
+    /// listen within 10 s.
+    func startSSHD(label: String = "base-sshd", listen: String = "127.0.0.1", namespace: String? = nil) throws -> (port: Int?, sshd: Child) {
         let directory = "\(work)/ssh"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        try runChecked(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "pm-bench-host", "-f", "\(directory)/host_key"])
-        try runChecked(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "pm-bench-client", "-f", "\(directory)/client_key"])
-        try FileManager.default.copyItem(atPath: "\(directory)/client_key.pub", toPath: "\(directory)/authorized_keys")
-        let port = try freePort()
+        if !FileManager.default.fileExists(atPath: "\(directory)/authorized_keys") {
+            try runChecked(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "pm-bench-host", "-f", "\(directory)/host_key"])
+            try runChecked(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "pm-bench-client", "-f", "\(directory)/client_key"])
+            try FileManager.default.copyItem(atPath: "\(directory)/client_key.pub", toPath: "\(directory)/authorized_keys")
+        }
+        // In a namespace of our own nothing else listens: any port does.
+        let port = namespace == nil ? try freePort() : 2222
         let config = """
-            ListenAddress 127.0.0.1
+            ListenAddress \(listen)
             Port \(port)
             HostKey \(directory)/host_key
             PidFile none
@@ -192,16 +201,28 @@ extension BenchRun {
             Subsystem sftp internal-sftp
 
             """
-        try config.write(toFile: "\(directory)/sshd_config", atomically: true, encoding: .utf8)
-        let sshd = try runBackground("base-sshd", timeout: 900, in: work, [
+        let file = "\(directory)/sshd_config-\(label)"
+        try config.write(toFile: file, atomically: true, encoding: .utf8)
+        let sshd = try runBackground(label, timeout: 900, in: work, (namespace.map { ["ip", "netns", "exec", $0] } ?? []) + [
             "unshare", "-m", "--propagation", "private", "sh", "-c",
             #"mount -t tmpfs -o mode=755 none /run && mkdir -p /run/sshd && exec /usr/sbin/sshd -D -e -f "$1""#,
-            "sh", "\(directory)/sshd_config",
+            "sh", file,
         ])
-        return (try waitListen(port: port, seconds: 10) ? port : nil, sshd)
+        // GNU time's child runs in the namespace: its /proc/PID/net is the namespace's.
+        let inside = namespace == nil ? nil : try waitForTimedChild(sshd)
+        return (try waitListen(port: port, seconds: 10, in: inside) ? port : nil, sshd)
     }
 
-    private func userName() -> String {
+    /// The process GNU time started for `child` (1 s at most), e.g. to read its namespace's /proc/PID/net.
+    private func waitForTimedChild(_ child: Child) throws -> pid_t? {
+        for _ in 0..<20 {
+            if let pid = child.timedCommandPIDs.first { return pid }
+            try supervisor.pause(0.05)
+        }
+        return nil
+    }
+
+    func userName() -> String {
         getpwuid(geteuid()).map { String(cString: $0.pointee.pw_name) } ?? "root"
     }
 }

@@ -26,22 +26,11 @@ extension BenchRun {
         let downloads = "\(base)/downloads", client = "\(base)/web-upload.py"
         try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
         try webUploadClient.write(toFile: client, atomically: true, encoding: .utf8)
-        // Each process its own home, configuration, cache and runtime directory (known_peers, the control place,
-        // the page's upload folder): nothing of the machine's user is read or written.
-        func environment(_ who: String) throws -> [String] {
-            let home = "\(base)/home-\(who)"
-            for sub in ["", "/config", "/cache", "/state", "/run"] {
-                try FileManager.default.createDirectory(atPath: home + sub, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-            }
-            return ["env", "HOME=\(home)", "XDG_CONFIG_HOME=\(home)/config", "XDG_CACHE_HOME=\(home)/cache",
-                    "XDG_STATE_HOME=\(home)/state", "XDG_RUNTIME_DIR=\(home)/run"]
-        }
         let inA = ["ip", "netns", "exec", a], inB = ["ip", "netns", "exec", b]
 
         log("web: peermesh host in B, peermesh send and peermesh web in A (\(options.reps) x)")
         let hostLabel = "pm-web-host"
-        let host = try runBackground(hostLabel, timeout: 3600, in: base, inB + environment("host") + [
+        let host = try runBackground(hostLabel, timeout: 3600, in: base, inB + isolatedEnvironment(base, "host") + [
             cli, "host", "lobby", "--json", "--files", "accept", "--downloads", downloads, "--identity", "\(base)/host.pem",
             "--name", "host", "--port", "7415",
         ])
@@ -79,13 +68,13 @@ extension BenchRun {
             // about 3 s for the acknowledgement of what it sends (seen with this harness), which is not the transfer.
             // What joining costs the CLI (start, join, settle, leave): a message alone, logged beside the figures.
             let joinLabel = "pm-web-join\(rep)"
-            let join = try runForeground(joinLabel, timeout: 120, in: base, inA + environment("probe") + [
+            let join = try runForeground(joinLabel, timeout: 120, in: base, inA + isolatedEnvironment(base, "probe") + [
                 cli, "send", "--room", room, "--message", "bench", "--identity", "\(base)/probe\(rep).pem", "--name", "probe\(rep)", "--json",
             ])
             if join.exitCode == 0 { joins.append(join.wallSeconds) }
             // peermesh send: wall clock from start to exit (joining the room included, as a user waits for it)
             let sendLabel = "pm-web-send\(rep)"
-            let send = try runForeground(sendLabel, timeout: 900, in: base, inA + environment("send") + [
+            let send = try runForeground(sendLabel, timeout: 900, in: base, inA + isolatedEnvironment(base, "send") + [
                 cli, "send", "--room", room, "--file", sourceFile, "--identity", "\(base)/send\(rep).pem", "--name", "sender\(rep)", "--json",
             ])
             guard send.exitCode == 0 else {
@@ -100,7 +89,7 @@ extension BenchRun {
 
             // peermesh web: in the room first, then the page's upload: request → PUT → sent → done
             let pageLabel = "pm-web-page\(rep)", clientLabel = "pm-web-client\(rep)"
-            let page = try runBackground(pageLabel, timeout: 1800, in: base, inA + environment("page") + [
+            let page = try runBackground(pageLabel, timeout: 1800, in: base, inA + isolatedEnvironment(base, "page") + [
                 cli, "web", room, "--no-open", "--json", "--identity", "\(base)/page\(rep).pem", "--name", "websender\(rep)",
             ])
             guard let launched = try waitEvent("\(logs)/\(pageLabel).out", "web", page, seconds: 30),
@@ -154,13 +143,15 @@ extension BenchRun {
             cells.ratio, target, cells.met)
     }
 
-    /// Waits until `path` (a `--json` process's stdout) has a line whose `event` is `event` and returns that line's
-    /// object; nil when `child` exits first or `seconds` pass.
-    func waitEvent(_ path: String, _ event: String, _ child: Child, seconds: Int) throws -> JSONValue? {
+    /// Waits until `path` (a `--json` process's stdout) has a line whose `event` is `event` (and that `matching`
+    /// accepts) and returns that line's object; nil when `child` exits first or `seconds` pass.
+    func waitEvent(_ path: String, _ event: String, _ child: Child, seconds: Int,
+                   matching: (JSONValue) -> Bool = { _ in true }) throws -> JSONValue? {
         for _ in 0..<(seconds * 20) {
             if let text = try? String(contentsOfFile: path, encoding: .utf8) {
                 for line in text.split(separator: "\n") {
-                    guard line.hasPrefix("{"), let object = JSONValue.parse(line), case .string(event)? = object["event"] else { continue }
+                    guard line.hasPrefix("{"), let object = JSONValue.parse(line), case .string(event)? = object["event"],
+                          matching(object) else { continue }
                     return object
                 }
             }
