@@ -221,10 +221,10 @@ final class Room: Sendable {
     /// Leaves the room: peers see us go at once, and the advertisement is withdrawn (from a domain too: waited for,
     /// so the room does not stay listed there after we are gone).
     func leave() async {
-        let advertiser = state.withLockedValue { $0.advertiser }
-        advertiser?.stop()
+        // The LAN's advertisement stops at once; the domain's removal runs while the session says goodbye.
+        async let withdrawn = state.withLockedValue { $0.advertiser }?.stopAndWithdraw()
         await session.disconnect()
-        if let advertiser, let error = await advertiser.stopAndWithdraw() {
+        if let error = await withdrawn {
             output.error("The room stays listed in the domain until its records expire or you host it again: \(UserWords.explain(error))")
         }
     }

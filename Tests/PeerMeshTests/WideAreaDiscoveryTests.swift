@@ -61,6 +61,27 @@ struct WideAreaDiscoveryTests {
         }
     }
 
+    @Test func aHostThatLeavesTakesItsRoomOutOfTheDomain() async throws {
+        try await KnotServer.with { knot in
+            let type = serviceType(), dir = try RoomCommandTests.scratch()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let host = try Spawned(RoomCommandTests.peermesh(["host", "lobby", "--domain", "example.test", "--dns-server", knot.server.description,
+                                                              "--update-key", knot.keyFile.path], name: "alice", type: type, directory: dir))
+            defer { host.stop() }
+            let published = await host.line(within: 20, containing: "is published in example.test", "peermesh join lobby --domain example.test")
+            #expect(published != nil, "\(host.output)")
+            let browser = UnicastServiceBrowser(client: knot.client())
+            let instances = try await browser.browse(try ServiceType(type), in: KnotServer.zone)
+            // Published at the address it reaches the server from: its end of the link.
+            #expect(instances.count == 1 && instances.first?.addresses == [IPAddressText.parse("\(knot.subnet).2")!], "\(instances)")
+            // SIGTERM is how a service manager or Ctrl-C stops a room: the records go before the process does.
+            host.stop()
+            #expect(await host.wait(within: 10) == 0, "\(host.output)")
+            let after = try await browser.browse(try ServiceType(type), in: KnotServer.zone)
+            #expect(after.isEmpty, "\(after) \(host.output)")
+        }
+    }
+
     @Test func aCrashedRunsRecordsAreReplacedAtTheNextStart() async throws {
         try await KnotServer.with { knot in
             let type = serviceType()

@@ -84,8 +84,9 @@ package final class DomainBrowser: DiscoveryBrowser {
                 }
             }
             report(.allForNow)
-            pause = changed ? plan.pollInterval : min(pause * 2, max(plan.pollInterval, quietestInterval))
+            if changed { pause = plan.pollInterval }
             try? await Task.sleep(for: pause)
+            pause = min(pause * 2, max(plan.pollInterval, quietestInterval))
         }
     }
 
