@@ -5,9 +5,16 @@
 //
 //   peermesh-meshpeer --name NAME --service-type TYPE --downloads DIR [--encryption required|optional|none] [--tamper]
 //                     [--liveness SECONDS] [--upgrade off] [--abandoned-pairings N]
+//                     [--domain D]... [--dns-server ADDR[:PORT]]... [--update-key FILE [--publish-address ADDR]...]
+//
+// With `--domain`, `advertise` and `join` also use those unicast DNS-SD domains (`WideAreaDiscovery`, asking the
+// `--dns-server`s or resolv.conf's; the system's own browse domains are left out); with `--update-key`,
+// `advertise` publishes into the first domain, signed with that TSIG key file, giving the `--publish-address`es
+// (none: the address this host reaches the DNS server from).
 //
 // A command is `ID VERB ARGS...`; its reply carries `"id":"ID"` (and `"event":"error"` with a message when it failed).
-//   advertise                              publish the session on the service type (others can join through us)
+//   advertise                              publish the session on the service type (others can join through us);
+//                                          `advertised` follows, and `published-in-domain` / `domain-failed`
 //   join NAME SECONDS                      browse; invite the first peer found named NAME (bounded by SECONDS)
 //   code                                   this member's out-of-band connection code (`pm1.…`)
 //   connect CODE                           connect to the member with that code (out of band, no discovery)
@@ -36,7 +43,7 @@
 //                                          link takes them, ignoring every window (a member that floods the relays)
 //   ping NAME COUNT INTERVAL_MS            COUNT round trips to NAME (it answers "ping" with "pong"): p50 and p99
 //   quit                                   leave the session and exit 0 (so does the end of standard input)
-// Unprompted: ready, advertised, peer (state changes), file-started (bytes: where it resumed), file / file-failed
+// Unprompted: ready, advertised, published-in-domain, domain-failed, peer (state changes), file-started (bytes: where it resumed), file / file-failed
 // (received), stream (received), tampered,
 // verified (an end-to-end pairing finished), connection-failed (an incoming connection, with its errorCode).
 import Crypto
@@ -211,8 +218,11 @@ final class Peer: Sendable {
     let trap = Trap()
     let pongs = Pongs()
     private let advertiser = Mutex<Advertiser?>(nil)
+    /// Where `advertise` publishes and `join` browses besides the LAN.
+    let wideArea: WideAreaDiscovery
 
-    init(arguments: [String: String], tamper: Bool) throws {
+    /// `arguments` holds each option's last value, `lists` every value of the repeatable ones.
+    init(arguments: [String: String], lists: [String: [String]], tamper: Bool) throws {
         guard let name = arguments["name"], let serviceType = arguments["service-type"], let downloads = arguments["downloads"] else {
             throw Failure("usage: peermesh-meshpeer --name NAME --service-type TYPE --downloads DIR [--encryption E] [--tamper]")
         }
@@ -231,6 +241,11 @@ final class Peer: Sendable {
             configuration.maximumAbandonedPairingsPerSource = count
             configuration.maximumAbandonedPairings = count
         }
+        let domains = lists["domain"] ?? []
+        if arguments["update-key"] != nil, domains.isEmpty { throw Failure("--update-key needs a --domain to publish into") }
+        wideArea = domains.isEmpty ? .none : WideAreaDiscovery(
+            domains: domains, dnsServers: lists["dns-server"] ?? [], systemDomains: false,
+            publishing: arguments["update-key"].map { .init(domain: domains[0], keyFile: $0, addresses: lists["publish-address"] ?? []) })
         let encryption: EncryptionPreference = switch arguments["encryption"] {
         case "none": .none
         case "optional": .optional
@@ -346,11 +361,17 @@ final class Peer: Sendable {
     private func run(_ verb: String, _ args: [String]) async throws -> [String: Any] {
         switch (verb, args.count) {
         case ("advertise", 0):
-            let advertiser = try Advertiser(session: session, serviceType: serviceType)
+            let advertiser = try Advertiser(session: session, serviceType: serviceType, wideArea: wideArea)
             self.advertiser.withLock { $0 = advertiser }
             Task {
                 for await event in advertiser.events {
-                    if case .published(let instance) = event { Output.emit(["event": "advertised", "instance": instance]) }
+                    switch event {
+                    case .published(let instance): Output.emit(["event": "advertised", "instance": instance])
+                    case .publishedInDomain(let domain, _): Output.emit(["event": "published-in-domain", "name": domain])
+                    case .domainFailed(let domain, let error):
+                        Output.emit(["event": "domain-failed", "name": domain, "message": error.message])
+                    default: break
+                    }
                 }
             }
             try await advertiser.start()
@@ -539,7 +560,7 @@ final class Peer: Sendable {
 
     /// Browses until a peer named `name` is found and accepts our invitation; every wait is bounded by `limit`.
     private func join(_ name: String, within limit: Duration) async throws -> [String: Any] {
-        let browser = try Browser(session: session, serviceType: serviceType)
+        let browser = try Browser(session: session, serviceType: serviceType, wideArea: wideArea)
         try await browser.start()
         defer { browser.stop() }
         let deadline = ContinuousClock.now + limit
@@ -549,6 +570,7 @@ final class Peer: Sendable {
         let member = await withTaskGroup(of: PeerID?.self) { group in
             group.addTask {
                 for await event in browser.events {
+                    if case .browseFailed(let error) = event { failure.withLock { $0 = error.message } }
                     guard case .found(let peer, _) = event else { continue }
                     found.withLock { $0.append(peer.displayName) }
                     guard peer.displayName == name else { continue }
@@ -575,9 +597,10 @@ final class Peer: Sendable {
         return ["event": "joined", "peer": member.displayName, "found": found.withLock { $0 }]
     }
 
-    /// Leaves the session (others see us go at once) and exits 0.
+    /// Withdraws what `advertise` published (from the domain too), leaves the session (others see us go at once)
+    /// and exits 0.
     func quit() async {
-        advertiser.withLock { $0 }?.stop()
+        await advertiser.withLock { $0 }?.stopAndWithdraw()
         await session.disconnect()
         Output.emit(["event": "bye"])
         exit(0)
@@ -644,14 +667,17 @@ func inputLines() -> AsyncStream<String> {
 
 /// Parses the arguments, starts the session, then runs commands until `quit` or the end of input.
 func main() async {
-    var arguments: [String: String] = [:], tamper = false
+    var arguments: [String: String] = [:], lists: [String: [String]] = [:], tamper = false
     var remaining = CommandLine.arguments.dropFirst()
     while let word = remaining.popFirst() {
-        if word == "--tamper" { tamper = true } else if word.hasPrefix("--"), let value = remaining.popFirst() { arguments[String(word.dropFirst(2))] = value }
+        if word == "--tamper" { tamper = true } else if word.hasPrefix("--"), let value = remaining.popFirst() {
+            arguments[String(word.dropFirst(2))] = value
+            lists[String(word.dropFirst(2)), default: []].append(value)
+        }
     }
     let peer: Peer
     do {
-        peer = try Peer(arguments: arguments, tamper: tamper)
+        peer = try Peer(arguments: arguments, lists: lists, tamper: tamper)
         _ = try await peer.session.start()
     } catch {
         Output.emit(["event": "error", "message": (error as? PeerMeshError)?.message ?? "\(error)"])

@@ -1,5 +1,8 @@
 import Foundation
+import PeerMeshCore
 import PeerMeshTestSupport
+import Testing
+@testable import PeerMesh
 
 /// Two sites whose only way to each other is a WireGuard tunnel between their gateways, and a DNS server both
 /// gateways reach (#40 item 3, "two sites, one room, real parts"):
@@ -103,6 +106,20 @@ final class TwoSiteNetwork: @unchecked Sendable {
         await knot.stop()
         await hosts.downAll()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The zone holds exactly one instance of `serviceType`, and its address is `address` (what the host was told
+    /// to publish: the tunnel's, which the other site learns from DNS alone).
+    func expectPublished(_ serviceType: String, at address: String) async throws {
+        let browser = UnicastServiceBrowser(client: knot.client())
+        let type = try ServiceType(serviceType)
+        var found: [DNSSDInstance] = []
+        let published = await eventually(timeout: .seconds(10)) {
+            found = (try? await browser.browse(type, in: KnotServer.zone)) ?? []
+            return !found.isEmpty
+        }
+        #expect(published && found.count == 1, "\(found)")
+        #expect(found.first?.addresses == [IPAddressText.parse(address)].compactMap { $0 }, "\(found)")
     }
 
     /// Distinct random /24 prefixes (`10.x.y`) for one network's links: two links of a host on one subnet would

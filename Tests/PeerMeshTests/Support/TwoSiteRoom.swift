@@ -1,8 +1,6 @@
 import Foundation
-import PeerMeshCore
 import PeerMeshTestSupport
 import Testing
-@testable import PeerMesh
 
 extension TwoSiteRoomTests {
     /// The room "lobby" on a `TwoSiteNetwork`, one `peermesh` process per host, each reading commands from the test:
@@ -37,7 +35,7 @@ extension TwoSiteRoomTests {
                                                                                   "--publish-address", one.tunnelAddress],
                                             as: "gate1", on: one.gateway)
                 try #require(await Place.line(of: gate1, within: 15, containing: "room \"\(room)\" is visible") != nil, "\(gate1.output)")
-                try await place.expectPublished(at: one.tunnelAddress)
+                try await network.expectPublished(place.fixture.type, at: one.tunnelAddress)
                 try await place.expectFoundByDNSOnly(from: two)
 
                 let desk1 = try place.start(["join", room], as: "desk1", on: one.member)
@@ -106,19 +104,6 @@ extension TwoSiteRoomTests {
 
         /// Where a site's gateway looks for rooms beyond its LAN: the test zone, on the DNS server it reaches.
         func domain(_ site: TwoSiteNetwork.Site) -> [String] { ["--domain", "example.test", "--dns-server", site.dnsServer] }
-
-        /// The zone holds the room: one instance of the service type, its address the one the host was told to publish.
-        func expectPublished(at address: String) async throws {
-            let type = try ServiceType(fixture.type)
-            let browser = UnicastServiceBrowser(client: network.knot.client())
-            var found: [DNSSDInstance] = []
-            let published = await eventually(timeout: .seconds(10)) {
-                found = (try? await browser.browse(type, in: KnotServer.zone)) ?? []
-                return !found.isEmpty
-            }
-            #expect(published && found.count == 1, "\(found)")
-            #expect(found.first?.addresses == [IPAddressText.parse(address)].compactMap { $0 }, "\(found)")
-        }
 
         /// From the other site's gateway, `browse` finds the room in the domain, naming it, and not without the domain
         /// (no mDNS crosses between the sites).
