@@ -105,7 +105,7 @@ private let reportNotes = [
         + "on g1 1 + (r − ½)/R s after the browser on g2 in repetition r of R (spread over a second, the same for both "
         + "tools: both poll, so the time depends on it; each repetition and tool has a service type of its own); time "
         + "to the browser's line for the room: `peermesh browse --domain example.test --dns-server KNOT --json` (asks at "
-        + "once, again 1 s later, the pause doubling while nothing changes, up to 30 s), against `avahi-browse -d "
+        + "once, then every second for its first 30 s), against `avahi-browse -d "
         + "example.test -r -p -t` run every 1 s on g2, whose avahi-daemon has `enable-wide-area=yes` and a resolv.conf naming "
         + "knotd (bind-mounted in its private mount namespace) and is restarted before each repetition: Avahi asks "
         + "once and keeps the answer for its TTL (120 s), and a long-running `avahi-browse -d` stops at the first "

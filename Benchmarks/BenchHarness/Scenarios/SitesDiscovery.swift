@@ -2,12 +2,12 @@ import Foundation
 
 extension BenchRun {
     /// Row 1 of `sites`: from `peermesh host` starting on g1 (publishing into example.test with its wg0 address) to
-    /// the room listed on g2 — by `peermesh browse --domain` (asks at once, then again after 1 s, the pause doubling
-    /// while nothing changes), against `avahi-browse -d -r -p -t`
+    /// the room listed on g2 — by `peermesh browse --domain` (asks at once, then every second for its first 30 s),
+    /// against `avahi-browse -d -r -p -t`
     /// run every second on g2's wide-area avahi-daemon (restarted before each repetition: its cache keeps answers
     /// until their TTL and asks no more; and `avahi-browse` without `-t` stops at the first NXDOMAIN). Both browsers
     /// poll, so the time depends on when the host starts: repetition r of R starts it 1 + (r − ½)/R s after the
-    /// browser (the same for both tools), spread evenly over the second after the first poll interval. Each repetition and tool has a service type of its own:
+    /// browser (the same for both tools), spread evenly over one polling second of each. Each repetition and tool has a service type of its own:
     /// no earlier record (a host's withdrawal may still be on its way) can answer for it. Rep 0 is a discarded warm-up.
     func sitesDiscoveryRow(_ net: inout SitesNetwork, cli: String) throws {
         let name = "sites: room found across sites by unicast DNS-SD (host start on g1 → listed on g2)", target = "≤ 1 s and ≤ 1.2×"

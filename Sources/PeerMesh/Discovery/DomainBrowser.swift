@@ -3,10 +3,10 @@ import PeerMeshAvahi
 import PeerMeshCore
 
 /// Browses unicast DNS-SD domains for a service type, reporting what it finds as avahi's browser reports the LAN's
-/// records, so `Browser` folds both alike. Unicast DNS has no change notification: the domains are asked at once,
-/// again after the poll interval, and the difference between two answers is reported. While nothing changes the
-/// pause doubles, up to `quietestInterval`, so a browse left running (a host watching for rooms of its name) does
-/// not ask the server every second for hours; the first change brings it back to the poll interval.
+/// records, so `Browser` folds both alike. Unicast DNS has no change notification: the domains are asked at once and
+/// then every poll interval, and the difference between two answers is reported. Once nothing has changed for
+/// `quietAfter` the pause doubles, up to `quietestInterval`, so a browse left running (a host watching for rooms of
+/// its name) does not ask the server every second for hours; the next change brings it back to the poll interval.
 ///
 /// A domain whose server stops answering keeps its peers (a DNS outage is not the peers leaving) and is reported
 /// once as a `failure`; it is asked again on the next poll.
@@ -20,6 +20,9 @@ package final class DomainBrowser: DiscoveryBrowser {
     private let service: DNSName
     private let task = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
+    /// How long the browser keeps asking every poll interval after it starts or sees a change: about as long as a
+    /// person waits for a room to show up (`join` looks for 10 s).
+    package static let quietAfter = Duration.seconds(30)
     /// The longest pause between two rounds of questions.
     package static let quietestInterval = Duration.seconds(30)
 
@@ -69,6 +72,7 @@ package final class DomainBrowser: DiscoveryBrowser {
         var records = domains.map { DomainBrowseRecords(domain: $0) }
         var failing = Set<Int>()
         var pause = plan.pollInterval
+        var lastChange = ContinuousClock.now
         while !Task.isCancelled {
             var changed = false
             for (index, domain) in domains.enumerated() {
@@ -84,9 +88,9 @@ package final class DomainBrowser: DiscoveryBrowser {
                 }
             }
             report(.allForNow)
-            if changed { pause = plan.pollInterval }
+            if changed { lastChange = .now }
+            pause = ContinuousClock.now - lastChange < quietAfter ? plan.pollInterval : min(pause * 2, max(plan.pollInterval, quietestInterval))
             try? await Task.sleep(for: pause)
-            pause = min(pause * 2, max(plan.pollInterval, quietestInterval))
         }
     }
 

@@ -33,8 +33,8 @@ public struct WideAreaDiscovery: Sendable, Equatable {
     /// Also browse the domains the system lists: resolv.conf's search domains and avahi-daemon.conf's
     /// `browse-domains=`; for each browsed domain, the domains its `b._dns-sd._udp` / `lb._dns-sd._udp` records name.
     public var systemDomains: Bool
-    /// How soon the domains are asked again (unicast DNS tells nobody of changes): after this pause, doubled after
-    /// each round that changed nothing up to 30 s, and back to it after a change.
+    /// How often the domains are asked again (unicast DNS tells nobody of changes): every this long for 30 s after
+    /// browsing starts or something changes; after that the pause doubles, up to 30 s.
     public var pollInterval: Duration
     /// Where to publish, or nil to only browse.
     public var publishing: Publishing?
