@@ -19,7 +19,7 @@ func usageText(prog: String) -> String {
                          from it, and a "Measured" note says which run each row comes from.
       --output FILE      where to write the table (default: <repo>/BENCHMARKS.md for a full run)
       --no-output        do not write any file, only print
-      --no-build         do not run 'swift build -c release --product peermesh-bench'
+      --no-build         do not build peermesh-bench and peermesh (release) first
       --no-install       do not apt-get install missing baseline tools
       --peermesh PATH    benchmark with this peermesh-bench binary instead of <repo>/.build/release/peermesh-bench
       --keep             keep the temporary work directory (logs) for inspection
@@ -51,11 +51,11 @@ func usageText(prog: String) -> String {
                   and A->B->C through a relay vs A->B direct on the same links (1 MiB messages)       >= 0.95x
       web         1 GiB file from peermesh web (WebSocket upload + PUT, as the page does it) vs the same file
                   with peermesh send, each repetition both, A -> B over one veth (netns), room joined by
-                  address, hash and cmp verified; needs .build/release/peermesh (next to peermesh-bench)
+                  address, hash and cmp verified; runs .build/release/peermesh (next to peermesh-bench)
                                                                                    >= 0.9x, RSS <= CLI's + 16 MiB
       discovery   advertise start -> browser resolved vs avahi-publish -> avahi-browse -r (2 netns) <= 1.2x
       sites       two sites (gateway + member each, own avahi) joined only by a wireguard-go tunnel between the
-                  gateways, knotd serving example.test (TSIG updates); needs .build/release/peermesh:
+                  gateways, knotd serving example.test (TSIG updates); runs .build/release/peermesh:
                   peermesh host --domain on g1 -> peermesh browse --domain on g2 lists the room vs avahi-browse
                   -d -r -t run every 1 s on g2's wide-area avahi-daemon                    <= 1 s and <= 1.2x
                   100 MiB m2 -> m1 relayed by both gateways (/send @desk1) vs scp m2 -> m1, gateways routing  >= 1x
