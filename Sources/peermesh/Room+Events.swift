@@ -118,8 +118,10 @@ extension Room {
                 output.event("published", ["room": .string(name), "domain": .string(domain), "omitted": .string(omitted.joined(separator: " "))],
                              human: "room \"\(name)\" is published in \(domain)\(left): other sites join with `peermesh join \(KnownPeersHelp.shellWord(name)) --domain \(domain)`")
             case .domainFailed(let domain, let error):
+                // Without an address there is nothing to retry; a server's refusal or silence is retried at each refresh.
+                let retry = error.code == .noPublishableAddress ? "" : " (tried again in a minute)"
                 output.event("publish-failed", ["domain": .string(domain), "message": .string(error.message), "code": .string(error.code.name)],
-                             human: "could not publish the room in \(domain) (tried again in a minute): \(UserWords.explain(error))")
+                             human: "could not publish the room in \(domain)\(retry): \(UserWords.explain(error))")
             }
         }
     }

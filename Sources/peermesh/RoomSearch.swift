@@ -61,7 +61,7 @@ final class RoomSearch: Sendable {
                 }
             case .browser(.browseFailed(let error)):
                 output.event("browse-failed", ["message": .string(error.message), "code": .string(error.code.name)],
-                             human: "could not look for rooms there: \(UserWords.explain(error))")
+                             human: "\(UserWords.explain(error))")
             case .browser:
                 continue
             }
