@@ -7,6 +7,7 @@ private let rowKinds: [(id: String, pattern: String)] = [
     // First: its relayed row also begins like the relay scenario's.
     ("lan", "over (a )?1 Gbit/s links?"),
     ("throughput", "^reliable 1 MiB messages"), ("messages", "^reliable 64 B messages"), ("messages", "^CPU per 64 B message"), ("rtt", "^64 B request/response"),
+    ("throughput", "^memory under load, 1 MiB"), ("messages", "^memory under load, 64 B"),
     ("unreliable", "^unreliable 64 B"),
     ("file", "file, hash verified"), ("lul", "^small message while"), ("relay", "^relayed A→B→C"), ("web", "from the web page"),
     ("discovery", "^discovery:"), ("invite", "^invitation:"), ("roster", "^session of N"),

@@ -27,7 +27,9 @@ func usageText(prog: String) -> String {
 
     Scenarios (ratio = PeerMesh / baseline in every row; targets are written the same way):
       throughput  reliable 1 MiB messages, TLS        vs iperf3 -c 127.0.0.1 (one TCP stream)     >= 0.6x
+                  and the peak RSS of sender and receiver vs Zyre's 9-28 MiB (issue #41)     <= 48 MiB each
       messages    reliable 64 B messages/s            vs sockperf tp --tcp -m 64                  >= 0.25x
+                  and the sender's peak RSS vs Zyre's 9-28 MiB (issue #41)                   <= 32 MiB
                   and the CPU time per message of both processes (user + system from GNU time, start-up
                   included; instruction counts are out of reach here: this VM has no PMU for perf stat, and
                   valgrind 3.19 crashes on the release build)                               (no target)
@@ -36,9 +38,10 @@ func usageText(prog: String) -> String {
                   namespace of its own with nftables dropping 5 % of packets: delivered share and p50/p99
                   latency, against the same loss-free (p99 <= 2x), beside reliable messages under that loss
       rtt         64 B request/response p50/p99 RTT   vs sockperf ping-pong --tcp -m 64 --full-rtt p50 <= 1.5x, p99 <= 2x
-                  twice: the apps' tasks on threads of their own (the default), then on their sessions' event
-                  loops (serve and run with --app-on-session-loop: Session.taskExecutor, what a latency-sensitive
-                  app can choose); met? judges the better of the two, and both are shown
+                  each with the apps' tasks where they run by default, then on their sessions' event loops
+                  (serve and run with --app-on-session-loop: Session.taskExecutor); met? judges the default.
+                  Two rows: the machine as it is (the 1-min load average at the row's start is in the row),
+                  then the same with a CPU-bound process (sh busy loop) beside it (no target)
                   (sockperf runs with --no-rdtsc: under a hypervisor that traps rdtsc, sockperf's default
                    timing slows its own loop and reported a 4x higher RTT on the reference VM)
       file        1 GiB file, hash verified           vs scp over loopback to a private sshd      >= 3x, RSS <= 64 MiB

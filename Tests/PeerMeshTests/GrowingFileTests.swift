@@ -3,6 +3,9 @@ import PeerMeshCore
 import PeerMeshTestSupport
 import Testing
 @testable import PeerMesh
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A file sent while it is still being written (the web page's upload, `GrowingFile`): the send never reads past
 /// what is written, the receiver gets the whole file verified, and a writer that stops ends the send with its reason.
@@ -63,5 +66,58 @@ struct GrowingFileTests {
         #expect(heard.code == .sourceChanged && heard.message.contains("The page went away."), "\(heard)")
         #expect(scratch.received.isEmpty && scratch.partials.isEmpty)
         await sender.shutdown(); await receiver.shutdown()
+    }
+
+    /// The upload is a staging copy nothing reads twice: what the send read more than `FileSource.dropLag` bytes ago
+    /// leaves the page cache (its pages are reused by the upload's next writes), the rest stays; a file that is not
+    /// growing (the user's own) keeps its pages.
+    @Test func aGrowingFilesPagesAreLetGoBehindTheSend() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let lag = Int(FileSource.dropLag), tail = 8 * 1024 * 1024
+        for growing in [true, false] {
+            let (url, _) = try scratch.file("staged-\(growing).bin", size: lag + tail)
+            try syncToDisk(url)   // clean pages: the kernel may drop them
+            let file = GrowingFile(expectedSize: UInt64(lag + tail))
+            file.advance(to: UInt64(lag + tail))
+            let source = try FileSource(url: url, growing: growing ? file : nil)
+            var offset = 0
+            while offset < lag + tail {
+                let length = min(TransferCenter.chunkSize, lag + tail - offset)
+                offset += try await source.read(at: UInt64(offset), length: length).readableBytes
+            }
+            let resident = try residentFractions(url, split: tail)
+            if growing {
+                #expect(resident.head < 0.05, "the first \(tail) bytes were read \(lag) bytes ago: \(resident)")
+                #expect(resident.rest > 0.95, "the last \(lag) bytes are within the lag: \(resident)")
+            } else {
+                #expect(resident.head > 0.95 && resident.rest > 0.95, "\(resident)")
+            }
+        }
+    }
+
+    private func syncToDisk(_ url: URL) throws {
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.synchronize()
+        try handle.close()
+    }
+
+    /// The share of the file's pages in the page cache before and after `split` bytes (mincore over a mapping).
+    private func residentFractions(_ url: URL, split: Int) throws -> (head: Double, rest: Double) {
+        let fd = open(url.path, O_RDONLY)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var info = stat()
+        _ = fstat(fd, &info)
+        let size = Int(info.st_size), page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard let map = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), map != MAP_FAILED else {
+            throw PeerMeshError(.fileAccess, "mmap failed: errno \(errno)")
+        }
+        defer { munmap(map, size) }
+        var vector = [UInt8](repeating: 0, count: (size + page - 1) / page)
+        guard mincore(map, size, &vector) == 0 else { throw PeerMeshError(.fileAccess, "mincore failed: errno \(errno)") }
+        let headPages = split / page
+        let head = vector[..<headPages].filter { $0 & 1 == 1 }.count, rest = vector[headPages...].filter { $0 & 1 == 1 }.count
+        return (Double(head) / Double(headPages), Double(rest) / Double(vector.count - headPages))
     }
 }

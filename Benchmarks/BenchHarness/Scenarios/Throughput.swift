@@ -33,6 +33,8 @@ extension BenchRun {
         checkKeys(&pm.status, pm.outputs, ["bits_per_second"])
         try medianRow(name, target: target, pm, key: "bits_per_second", unit: .gigabits,
                       baseline: baseline, baselineSuffix: " (iperf3, 1 stream)", .atLeast, 0.6)
+        memoryUnderLoadRow("memory under load, 1 MiB messages: peak RSS of the sender; the receiver", pm,
+                           sender: true, receiver: true, limitMiB: 48)
     }
 
     /// iperf3's received bits per second from its JSON report (`LOG/LABEL.out`); a report with an `error` key

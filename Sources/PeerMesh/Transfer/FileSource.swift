@@ -19,6 +19,8 @@ actor FileSource {
     private var hasher = SHA256()
     /// Set when the file is still being written: reads wait for it, and its size is the one announced.
     private let growing: GrowingFile?
+    /// Where the cached pages a growing file's reads have let go end (`dropCachedPages`).
+    private var droppedUpTo: UInt64 = 0
 
     /// Opens `url` and remembers what it looks like, so a change during the send is detected; `growing` when
     /// another part of the program is still writing it.
@@ -74,7 +76,30 @@ actor FileSource {
             }
         }
         buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+        if growing != nil { dropCachedPages(before: offset + UInt64(length)) }
         return buffer
+    }
+
+    /// How far behind the read position a growing file's cached pages are let go: far enough that their writeback
+    /// (started every `WritebackSchedule.stride` bytes) is done, so the kernel can drop them.
+    static let dropLag: UInt64 = 32 * 1024 * 1024
+    /// Pages are let go in aligned steps of this size: the page cache holds a file in folios of up to 2 MiB, and a
+    /// range that covers only part of a folio drops none of it (blocks of 65,280 bytes dropped nothing).
+    static let dropStep: UInt64 = 2 * 1024 * 1024
+
+    /// Lets the kernel drop the cached pages more than `dropLag` behind `end`, in whole `dropStep`s. A growing file
+    /// is a staging copy (the web page's upload) that nothing reads twice: its pages are freed as the send moves on,
+    /// for the next writes (the upload's own, a received file's) to reuse, instead of holding a second copy of the
+    /// file in memory. On the reference VM that matters twice over: a page the guest never touched costs ~3.7 s of
+    /// system time per GiB on first write, a reused one 0.35 s (1 GiB from the page: 0.82–0.87× the time of
+    /// `peermesh send` without, 0.97–0.99× with; BENCHMARKS.md, web). A page dropped before another member's transfer read it is
+    /// read back from disk.
+    private func dropCachedPages(before end: UInt64) {
+        guard end > Self.dropLag else { return }
+        let upTo = (end - Self.dropLag) / Self.dropStep * Self.dropStep
+        guard upTo > droppedUpTo else { return }
+        _ = posix_fadvise(fd, off_t(droppedUpTo), off_t(upTo - droppedUpTo), POSIX_FADV_DONTNEED)
+        droppedUpTo = upTo
     }
 
     /// Whether the file at `path` is still the one we opened, unmodified (a growing one: written in full, and only
