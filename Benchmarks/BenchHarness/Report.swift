@@ -129,10 +129,15 @@ private let reportNotes = [
         + "not) ÷ N. Per 1 MiB message: the Routed frame bytes all members wrote for one message to a ring "
         + "neighbour (direct link: 74-byte header per fragment, no tag) and for one to the member opposite "
         + "(N/2 hops: 74-byte header and 16-byte tag per fragment on every hop), minus the message, per hop.",
-    "- RTT is measured twice: with the apps' tasks (the echo server's and the client's) on threads of their own, "
-        + "the default, and with both on their sessions' event loops (`Session.taskExecutor`, which a "
-        + "latency-sensitive app can choose: a round trip then wakes two threads instead of six). The row shows both; "
-        + "`met?` judges the better.",
+    "- RTT: each row shows the apps' tasks (the echo server's and the client's) where an app's tasks run by "
+        + "default, on Swift's own threads, and on their sessions' event loops (`Session.taskExecutor`, which a "
+        + "latency-sensitive app can choose: a round trip then wakes two threads instead of six); `met?` judges the "
+        + "default. Two rows: the machine as it is (idle when nothing else runs: the 1-min load average at the row's "
+        + "start is in its name), and with a CPU-bound process (an `sh` busy loop) beside it, where no CPU sleeps "
+        + "(sockperf's two rows show how much of an idle round trip is waking sleeping CPUs).",
+    "- Memory under load: the peak RSS (GNU time) of the message scenarios' processes, the largest over the "
+        + "repetitions, beside Zyre's node under load in issue #41's side-by-side run (9–28 MiB; Zyre is not run "
+        + "here). An idle PeerMesh process is already ≈ 27 MiB (see Idle).",
     "- Install: the newest `dist/peermesh_*.deb` from `Scripts/package`. Installed size is the package's "
         + "Installed-Size next to those of openssh-client and avahi-utils (dpkg-query). What it is made of (`nm "
         + "--size-sort` by module, before stripping): the Swift runtime and standard library ≈ 6.5 MiB, "
