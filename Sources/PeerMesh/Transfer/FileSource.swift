@@ -90,10 +90,8 @@ actor FileSource {
     /// Lets the kernel drop the cached pages more than `dropLag` behind `end`, in whole `dropStep`s. A growing file
     /// is a staging copy (the web page's upload) that nothing reads twice: its pages are freed as the send moves on,
     /// for the next writes (the upload's own, a received file's) to reuse, instead of holding a second copy of the
-    /// file in memory. On the reference VM that matters twice over: a page the guest never touched costs ~3.7 s of
-    /// system time per GiB on first write, a reused one 0.35 s (1 GiB from the page: 0.82–0.87× the time of
-    /// `peermesh send` without, 0.97–0.99× with; BENCHMARKS.md, web). A page dropped before another member's transfer read it is
-    /// read back from disk.
+    /// file in memory. On the reference VM a page the guest never touched also costs ~3.7 s of system time per GiB on
+    /// first write, a reused one 0.35 s. A page dropped before another member's transfer read it is read from disk.
     private func dropCachedPages(before end: UInt64) {
         guard end > Self.dropLag else { return }
         let upTo = (end - Self.dropLag) / Self.dropStep * Self.dropStep
