@@ -74,7 +74,7 @@ extension BenchRun {
             log("peermesh binary not found (\(options.peermesh)): PeerMesh rows show 'not yet'")
         }
         let measureStart = monotonicSeconds()
-        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init) ?? "?"
+        let load = oneMinuteLoad()
         for id in options.selected {
             // an unexpected failure inside one scenario is reported and the run goes on
             do {

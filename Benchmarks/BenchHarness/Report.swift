@@ -137,7 +137,7 @@ private let reportNotes = [
         + "(sockperf's two rows show how much of an idle round trip is waking sleeping CPUs).",
     "- Memory under load: the peak RSS (GNU time) of the message scenarios' processes, the largest over the "
         + "repetitions, beside Zyre's node under load in issue #41's side-by-side run (9–28 MiB; Zyre is not run "
-        + "here). An idle PeerMesh process is already ≈ 27 MiB (see Idle).",
+        + "here). Most of an idle PeerMesh process's RSS is there before the first message (the idle row).",
     "- Install: the newest `dist/peermesh_*.deb` from `Scripts/package`. Installed size is the package's "
         + "Installed-Size next to those of openssh-client and avahi-utils (dpkg-query). What it is made of (`nm "
         + "--size-sort` by module, before stripping): the Swift runtime and standard library ≈ 6.5 MiB, "

@@ -64,3 +64,8 @@ private func availableCores() -> Int {
         return count + (bounds.count == 2 ? bounds[1] - bounds[0] + 1 : bounds.count)
     }
 }
+
+/// The machine's 1-minute load average as /proc/loadavg gives it, or "?".
+func oneMinuteLoad() -> String {
+    (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init) ?? "?"
+}

@@ -69,7 +69,7 @@ struct GrowingFileTests {
     }
 
     /// The upload is a staging copy nothing reads twice: what the send read more than `FileSource.dropLag` bytes ago
-    /// leaves the page cache (its pages are reused by the upload's next writes), the rest stays; a file that is not
+    /// leaves the page cache (its pages are free for the next writes), the rest stays; a file that is not
     /// growing (the user's own) keeps its pages.
     @Test func aGrowingFilesPagesAreLetGoBehindTheSend() async throws {
         let scratch = try Scratch()
@@ -105,7 +105,7 @@ struct GrowingFileTests {
     /// The share of the file's pages in the page cache before and after `split` bytes (mincore over a mapping).
     private func residentFractions(_ url: URL, split: Int) throws -> (head: Double, rest: Double) {
         let fd = open(url.path, O_RDONLY)
-        #expect(fd >= 0)
+        guard fd >= 0 else { throw PeerMeshError(.fileAccess, "cannot open \(url.path): errno \(errno)") }
         defer { close(fd) }
         var info = stat()
         _ = fstat(fd, &info)

@@ -84,7 +84,7 @@ extension BenchRun {
     /// One RTT row: sockperf, then PeerMesh with the apps' tasks where an app's tasks run by default and on the
     /// sessions' event loops (`Session.taskExecutor`). `met?` judges the default.
     private func rttRow(busy: Bool) throws {
-        let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init) ?? "?"
+        let load = oneMinuteLoad()
         // Peak RSS rows stay under the scenario's id (an --only run keeps rows by id); labels and processes say which.
         let tag = busy ? "-busy" : "", suffix = busy ? " (CPU-bound neighbour)" : ""
         let name = busy ? "64 B request/response RTT, a CPU-bound process beside it (p50 / p99)"
