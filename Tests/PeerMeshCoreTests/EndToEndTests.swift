@@ -51,6 +51,14 @@ struct EndToEndTests {
         #expect(try Array(ChaChaPoly.open(box, using: sendKey, authenticating: associated)) == Array(Self.inner.readableBytesView))
     }
 
+    /// The nonce is the 4-byte prefix then the 8-byte sequence, both big-endian, for sequences past 2^32 too (the
+    /// key-schedule test above uses sequence 1, whose high half is zero).
+    @Test func noncesArePrefixThenSequenceBigEndian() {
+        let nonce = EndToEndChannel.nonce(0x0102_0304_0506_0708, prefix: EndToEndChannel.multicastNoncePrefix)
+        #expect(Array(nonce) == [0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(Array(EndToEndChannel.nonce(.max, prefix: 0)) == [0, 0, 0, 0] + [UInt8](repeating: 0xff, count: 8))
+    }
+
     @Test(arguments: [true, false])
     func everyTamperingIsRefused(encrypt: Bool) throws {
         var pair = try Pair()

@@ -40,10 +40,8 @@ public struct DatagramChannel: Sendable {
 
     let me: [UInt8]
     let peer: [UInt8]
-    private let sendKeyBytes: [UInt8]
-    private let receiveKeyBytes: [UInt8]
-    private var sendKey: SymmetricKey { SymmetricKey(data: sendKeyBytes) }
-    private var receiveKey: SymmetricKey { SymmetricKey(data: receiveKeyBytes) }
+    private let sendKey: SymmetricKey
+    private let receiveKey: SymmetricKey
     private var nextSequence: UInt64 = 1
     private var nextMessage: UInt32 = 0
     private var window = ReplayWindow()
@@ -61,8 +59,8 @@ public struct DatagramChannel: Sendable {
     public init(beside channel: EndToEndChannel) {
         me = channel.ownKeyID
         peer = channel.peerKeyID
-        sendKeyBytes = channel.datagramSendKeyBytes
-        receiveKeyBytes = channel.datagramReceiveKeyBytes
+        sendKey = channel.datagramSendKey
+        receiveKey = channel.datagramReceiveKey
     }
 
     /// Seals `body` as the next datagram to the member.
@@ -70,7 +68,7 @@ public struct DatagramChannel: Sendable {
         let sequence = nextSequence
         nextSequence &+= 1
         let flags = encrypt ? SealedDatagram.encryptedFlag : 0
-        let sealed = PayloadSeal.seal(body, key: sendKey, nonce: EndToEndChannel.nonce(sequence, prefix: [0, 0, 0, 0]),
+        let sealed = PayloadSeal.seal(body, key: sendKey, nonce: EndToEndChannel.nonce(sequence, prefix: 0),
                                       associatedData: SealedDatagram.associatedData(kind: kind, flags: flags, source: me, destination: peer, sequence: sequence),
                                       encrypt: encrypt)
         return SealedDatagram(kind: kind, flags: flags, hopLimit: hopLimit, source: me, destination: peer, sequence: sequence, sealedBody: sealed)
@@ -106,7 +104,7 @@ public struct DatagramChannel: Sendable {
         if requireEncryption, !datagram.isEncrypted { return .failure(.forged) }
         let associatedData = SealedDatagram.associatedData(kind: datagram.kind, flags: datagram.flags, source: peer, destination: me,
                                                            sequence: datagram.sequence)
-        guard var body = PayloadSeal.open(datagram.sealedBody, key: receiveKey, nonce: EndToEndChannel.nonce(datagram.sequence, prefix: [0, 0, 0, 0]),
+        guard var body = PayloadSeal.open(datagram.sealedBody, key: receiveKey, nonce: EndToEndChannel.nonce(datagram.sequence, prefix: 0),
                                           associatedData: associatedData, encrypted: datagram.isEncrypted)
         else { return .failure(.forged) }
         switch datagram.kind {

@@ -42,24 +42,25 @@ public struct EndToEndChannel: Sendable {
     public let peerSessionKey: [UInt8]
     private let me: [UInt8]
     private let peer: [UInt8]
-    // Raw key bytes: the Crypto key type is not `Sendable` on every platform.
-    private let sendKeyBytes: [UInt8]
-    private let receiveKeyBytes: [UInt8]
-    private var sendKey: SymmetricKey { SymmetricKey(data: sendKeyBytes) }
-    private var receiveKey: SymmetricKey { SymmetricKey(data: receiveKeyBytes) }
+    // Kept as keys, not bytes: a key made from bytes per frame cost an allocation, a copy and a wipe each time.
+    private let sendKey: SymmetricKey
+    private let receiveKey: SymmetricKey
     /// The same directions' keys for AES-256-GCM: one key never serves two ciphers.
-    private let aesSendKeyBytes: [UInt8]
-    private let aesReceiveKeyBytes: [UInt8]
+    private let aesSendKey: SymmetricKey
+    private let aesReceiveKey: SymmetricKey
+    /// What every frame's associated data starts with, per direction: the label, then source and destination.
+    private let sendPrefix: [UInt8]
+    private let receivePrefix: [UInt8]
     /// Whether frames sealed from now on use AES-256-GCM (`aesGCMFlag`): both members announced `aesGCMChannels`.
     /// A frame keeps the seal it got first, so changing this never re-seals anything.
     public var sealsWithAESGCM = false
     private var nextSequence: UInt64 = 1
     private var window = ReplayWindow()
-    private let ackSendKeyBytes: [UInt8]
-    private let ackReceiveKeyBytes: [UInt8]
+    private let ackSendKey: SymmetricKey
+    private let ackReceiveKey: SymmetricKey
     /// Keys of the members' unreliable datagrams (`DatagramChannel`), one per direction: their own sequence space.
-    let datagramSendKeyBytes: [UInt8]
-    let datagramReceiveKeyBytes: [UInt8]
+    let datagramSendKey: SymmetricKey
+    let datagramReceiveKey: SymmetricKey
     /// A frame sent and not yet acknowledged: its inner bytes, and its sealed form once it needed one (a frame is
     /// sealed at most once, so a sequence number never meets the key twice as a nonce).
     private struct Retained: Sendable {
@@ -112,14 +113,16 @@ public struct EndToEndChannel: Sendable {
         self.me = me
         self.peer = peer
         self.peerSessionKey = peerSessionKey
-        self.sendKeyBytes = key(me, peer)
-        self.receiveKeyBytes = key(peer, me)
-        self.ackSendKeyBytes = key(me + Array("ack".utf8), peer)
-        self.ackReceiveKeyBytes = key(peer + Array("ack".utf8), me)
-        self.datagramSendKeyBytes = key(me + Array("datagram".utf8), peer)
-        self.datagramReceiveKeyBytes = key(peer + Array("datagram".utf8), me)
-        self.aesSendKeyBytes = key(me + Array("aes-gcm".utf8), peer)
-        self.aesReceiveKeyBytes = key(peer + Array("aes-gcm".utf8), me)
+        self.sendKey = SymmetricKey(data: key(me, peer))
+        self.receiveKey = SymmetricKey(data: key(peer, me))
+        self.ackSendKey = SymmetricKey(data: key(me + Array("ack".utf8), peer))
+        self.ackReceiveKey = SymmetricKey(data: key(peer + Array("ack".utf8), me))
+        self.datagramSendKey = SymmetricKey(data: key(me + Array("datagram".utf8), peer))
+        self.datagramReceiveKey = SymmetricKey(data: key(peer + Array("datagram".utf8), me))
+        self.aesSendKey = SymmetricKey(data: key(me + Array("aes-gcm".utf8), peer))
+        self.aesReceiveKey = SymmetricKey(data: key(peer + Array("aes-gcm".utf8), me))
+        self.sendPrefix = Self.associatedDataLabel + me + peer
+        self.receivePrefix = Self.associatedDataLabel + peer + me
     }
 
     /// Seals an encoded inner frame for the peer, to send through relays.
@@ -200,12 +203,12 @@ public struct EndToEndChannel: Sendable {
         let sequence = retained[index].sequence
         let flags = (encrypt ? Self.encryptedFlag : 0) | (retained[index].resync ? Self.resyncFlag : 0)
             | (sealsWithAESGCM ? Self.aesGCMFlag : 0)
-        let key = SymmetricKey(data: sealsWithAESGCM ? aesSendKeyBytes : sendKeyBytes)
+        let key = sealsWithAESGCM ? aesSendKey : sendKey
         // The nonce is unique per key because the sequence never repeats for one channel and is sealed once.
         // A frame first sent on our own link with its tail apart, now going through relays: sealed in one piece.
         let inner = ByteBuffer(joining: retained[index].inner, retained[index].innerTail)
         let payload = PayloadSeal.seal(inner, key: key, nonce: Self.nonce(sequence),
-                                       associatedData: Self.associatedData(source: me, destination: peer, flags: flags, sequence: sequence),
+                                       associatedData: Self.associatedData(sendPrefix, flags: flags, sequence: sequence),
                                        encrypt: encrypt, cipher: sealsWithAESGCM ? .aesGCM : .chaChaPoly)
         let routed = RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: flags, sequence: sequence, payload: payload)
         retained[index].sealed = routed
@@ -225,8 +228,8 @@ public struct EndToEndChannel: Sendable {
         ackSequence += 1
         var value = ByteBuffer()
         value.writeInteger(contiguous)
-        let payload = PayloadSeal.seal(value, key: SymmetricKey(data: ackSendKeyBytes), nonce: Self.nonce(ackSequence),
-                                       associatedData: Self.associatedData(source: me, destination: peer, flags: Self.ackFlag, sequence: ackSequence),
+        let payload = PayloadSeal.seal(value, key: ackSendKey, nonce: Self.nonce(ackSequence),
+                                       associatedData: Self.associatedData(sendPrefix, flags: Self.ackFlag, sequence: ackSequence),
                                        encrypt: false)
         return RoutedFrame(source: me, destination: peer, hopLimit: hopLimit, flags: Self.ackFlag, sequence: ackSequence, payload: payload)
     }
@@ -235,8 +238,8 @@ public struct EndToEndChannel: Sendable {
     public mutating func receiveAcknowledgement(_ frame: RoutedFrame) -> Bool {
         guard frame.source == peer, frame.destination == me, frame.flags == Self.ackFlag,
               frame.sequence > lastAckSequenceSeen, frame.payload.readableBytes == 8 + Self.tagSize else { return false }
-        guard var opened = PayloadSeal.open(frame.payload, key: SymmetricKey(data: ackReceiveKeyBytes), nonce: Self.nonce(frame.sequence),
-                                            associatedData: Self.associatedData(source: peer, destination: me, flags: Self.ackFlag, sequence: frame.sequence),
+        guard var opened = PayloadSeal.open(frame.payload, key: ackReceiveKey, nonce: Self.nonce(frame.sequence),
+                                            associatedData: Self.associatedData(receivePrefix, flags: Self.ackFlag, sequence: frame.sequence),
                                             encrypted: false),
               let value = opened.readInteger(as: UInt64.self), value < nextSequence
         else { return false }
@@ -281,9 +284,8 @@ public struct EndToEndChannel: Sendable {
         let encrypted = frame.flags & Self.encryptedFlag != 0
         if requireEncryption, !encrypted { return nil }
         let aesGCM = frame.flags & Self.aesGCMFlag != 0
-        let key = SymmetricKey(data: aesGCM ? aesReceiveKeyBytes : receiveKeyBytes)
-        return PayloadSeal.open(frame.payload, key: key, nonce: Self.nonce(frame.sequence),
-                                associatedData: Self.associatedData(source: peer, destination: me, flags: frame.flags, sequence: frame.sequence),
+        return PayloadSeal.open(frame.payload, key: aesGCM ? aesReceiveKey : receiveKey, nonce: Self.nonce(frame.sequence),
+                                associatedData: Self.associatedData(receivePrefix, flags: frame.flags, sequence: frame.sequence),
                                 encrypted: encrypted, cipher: aesGCM ? .aesGCM : .chaChaPoly)
     }
 
@@ -305,16 +307,18 @@ public struct EndToEndChannel: Sendable {
         acceptedSinceAck >= Self.maximumRetained / 4 || acceptedBytesSinceAck >= Self.maximumRetainedBytes / 4
     }
 
-    private static func associatedData(source: [UInt8], destination: [UInt8], flags: UInt8, sequence: UInt64) -> Data {
-        var out = Data("PeerMesh-routed-v1".utf8)
-        out.append(contentsOf: source)
-        out.append(contentsOf: destination)
+    private static let associatedDataLabel = Array("PeerMesh-routed-v1".utf8)
+
+    /// The label, source and destination (`prefix`), flags and sequence, in one allocation: built per frame.
+    private static func associatedData(_ prefix: [UInt8], flags: UInt8, sequence: UInt64) -> Data {
+        var out = Data(capacity: prefix.count + 9)
+        out.append(contentsOf: prefix)
         out.append(flags)
         withUnsafeBytes(of: sequence.bigEndian) { out.append(contentsOf: $0) }
         return out
     }
 
-    private static func nonce(_ sequence: UInt64) -> ChaChaPoly.Nonce { nonce(sequence, prefix: [0, 0, 0, 0]) }
+    private static func nonce(_ sequence: UInt64) -> ChaChaPoly.Nonce { nonce(sequence, prefix: 0) }
 }
 
 extension RoutedFrame {
@@ -329,7 +333,7 @@ extension EndToEndChannel {
     /// The nonce prefix of multicast entries. A sequence whose entry was sealed with it may later be re-sent as a
     /// unicast routed frame under the same key and sequence (nonce prefix 4 zero bytes): the prefixes keep the two
     /// nonces apart.
-    static let multicastNoncePrefix: [UInt8] = [0, 0, 0, 1]
+    static let multicastNoncePrefix: UInt32 = 1
 
     /// Our key ID.
     var ownKeyID: [UInt8] { me }
@@ -359,9 +363,9 @@ extension EndToEndChannel {
         return Array(opened)
     }
 
-    static func nonce(_ sequence: UInt64, prefix: [UInt8]) -> ChaChaPoly.Nonce {
-        var bytes = prefix
-        withUnsafeBytes(of: sequence.bigEndian) { bytes += $0 }
-        return try! ChaChaPoly.Nonce(data: bytes)
+    /// The 12-byte nonce: `prefix` then `sequence`, both big-endian (built on the stack: it is made per frame).
+    static func nonce(_ sequence: UInt64, prefix: UInt32) -> ChaChaPoly.Nonce {
+        let words = (prefix.bigEndian, UInt32(truncatingIfNeeded: sequence >> 32).bigEndian, UInt32(truncatingIfNeeded: sequence).bigEndian)
+        return withUnsafeBytes(of: words) { try! ChaChaPoly.Nonce(data: $0) }
     }
 }

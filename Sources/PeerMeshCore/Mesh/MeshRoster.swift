@@ -84,7 +84,7 @@ public struct MeshRoster: Sendable {
     private var version: UInt64
     private var lastPublished: NIODeadline?
     private var scheduled: NIODeadline?
-    private var routes: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
+    private var routes: [HashedKeyID: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
     /// Records dropped because their signature or form was bad.
     public private(set) var invalidRecords = 0
     /// Changes whenever a stored record is added, replaced or dropped: what was derived from the records (a
@@ -169,29 +169,29 @@ public struct MeshRoster: Sendable {
 
     /// How `peer` is reached, or nil when it is not reachable.
     public func route(to peer: [UInt8]) -> Route? {
-        guard let entry = routes[peer] else { return nil }
+        guard let entry = routes[HashedKeyID(peer)] else { return nil }
         if entry.firstHop == peer { return .direct }
         return direct[entry.firstHop].map(Route.via)
     }
 
     /// The neighbour to hand a frame for `destination` to.
-    public func nextHop(to destination: [UInt8]) -> [UInt8]? { routes[destination]?.firstHop }
+    public func nextHop(to destination: [UInt8]) -> [UInt8]? { routes[HashedKeyID(destination)]?.firstHop }
 
     /// The members a frame for `destination` passes through on the way, first hop first (empty when direct).
     /// When it changes while frames are unacknowledged, they may have been lost behind the first hop.
     public func relays(to destination: [UInt8]) -> [[UInt8]]? {
-        guard var entry = routes[destination] else { return nil }
+        guard var entry = routes[HashedKeyID(destination)] else { return nil }
         var path: [[UInt8]] = []
         while let previous = entry.previous, path.count < routes.count {
             path.append(previous)
-            guard let next = routes[previous] else { break }
+            guard let next = routes[HashedKeyID(previous)] else { break }
             entry = next
         }
         return path.reversed()
     }
 
     /// The number of links on the shortest path to `destination`.
-    public func distance(to destination: [UInt8]) -> Int? { routes[destination]?.distance }
+    public func distance(to destination: [UInt8]) -> Int? { routes[HashedKeyID(destination)]?.distance }
 
     /// Whether the records of both `a` and `b` list the other: the link between them is part of our picture (routes
     /// use a link only once both ends vouch for it).
@@ -209,7 +209,7 @@ public struct MeshRoster: Sendable {
     public func endpoints(of keyID: [UInt8]) -> [ConnectionData.Endpoint] { entries[keyID]?.record.endpoints ?? [] }
 
     /// The member with this key ID, if reachable.
-    public func member(_ keyID: [UInt8]) -> PeerID? { routes[keyID]?.peer }
+    public func member(_ keyID: [UInt8]) -> PeerID? { routes[HashedKeyID(keyID)]?.peer }
 
     /// Every stored record of another member: what a new neighbour needs to learn the whole session at once.
     public var records: [LinkStateRecord] { entries.values.map(\.record) }
@@ -227,27 +227,27 @@ public struct MeshRoster: Sendable {
     // MARK: Computing routes
 
     private mutating func recompute(now: NIODeadline) {
-        var result: [[UInt8]: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
+        var result: [HashedKeyID: (peer: PeerID, firstHop: [UInt8], distance: Int, previous: [UInt8]?)] = [:]
         var frontier: [[UInt8]] = []
         for key in direct.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            result[key] = (direct[key]!, key, 1, nil)
+            result[HashedKeyID(key)] = (direct[key]!, key, 1, nil)
             frontier.append(key)
         }
         var index = 0
         while index < frontier.count {
             let node = frontier[index]
             index += 1
-            guard let entry = entries[node], let from = result[node] else { continue }
+            guard let entry = entries[node], let from = result[HashedKeyID(node)] else { continue }
             for next in entry.neighbors.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                guard next != me.keyID, result[next] == nil,
+                guard next != me.keyID, result[HashedKeyID(next)] == nil,
                       let other = entries[next], other.neighbors.contains(node) else { continue }
-                result[next] = (other.peer, from.firstHop, from.distance + 1, node)
+                result[HashedKeyID(next)] = (other.peer, from.firstHop, from.distance + 1, node)
                 frontier.append(next)
             }
         }
         routes = result
         for (key, entry) in entries {
-            if result[key] != nil {
+            if result[HashedKeyID(key)] != nil {
                 if entry.unreachableSince != nil { entries[key]!.unreachableSince = nil }
             } else if entry.unreachableSince == nil {
                 entries[key]!.unreachableSince = now
@@ -257,7 +257,7 @@ public struct MeshRoster: Sendable {
 
     private mutating func evictIfNeeded() {
         guard entries.count > maximumRecords else { return }
-        for key in entries.keys where routes[key] == nil {
+        for key in entries.keys where routes[HashedKeyID(key)] == nil {
             entries[key] = nil
             if entries.count <= maximumRecords { return }
         }

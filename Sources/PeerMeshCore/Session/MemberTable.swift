@@ -74,29 +74,29 @@ struct MemberState<Link: Hashable, Ticket> {
 /// The session's members by handle, with one index from key ID to handle.
 struct MemberTable<Link: Hashable, Ticket> {
     private(set) var slots: [MemberState<Link, Ticket>] = []
-    private var byKey: [[UInt8]: MemberHandle] = [:]
+    private var byKey: [HashedKeyID: MemberHandle] = [:]
 
     /// The last member `recentHandle` found (slots are never removed, so it stays valid).
     private var recent: (keyID: [UInt8], handle: MemberHandle)?
 
     /// The handle of the member with this key ID, if it has a slot.
-    func handle(_ keyID: [UInt8]) -> MemberHandle? { byKey[keyID] }
+    func handle(_ keyID: [UInt8]) -> MemberHandle? { byKey[HashedKeyID(keyID)] }
 
     /// `handle(_:)` for a sender: one app's messages go to the same member in a row, and hashing its 32-byte key for
     /// each cost about 3 % of sending a 64 B message.
     mutating func recentHandle(_ keyID: [UInt8]) -> MemberHandle? {
         if let recent, recent.keyID == keyID { return recent.handle }
-        guard let handle = byKey[keyID] else { return nil }
+        guard let handle = byKey[HashedKeyID(keyID)] else { return nil }
         recent = (keyID, handle)
         return handle
     }
 
     /// The member's handle, creating its slot on first sight.
     mutating func handle(for peer: PeerID) -> MemberHandle {
-        if let existing = byKey[peer.keyID] { return existing }
+        if let existing = byKey[HashedKeyID(peer.keyID)] { return existing }
         let handle = MemberHandle(index: UInt32(slots.count))
         slots.append(MemberState(keyID: peer.keyID, peer: peer))
-        byKey[peer.keyID] = handle
+        byKey[HashedKeyID(peer.keyID)] = handle
         return handle
     }
 

@@ -158,8 +158,9 @@ extension SessionMachine {
     mutating func settledLink(_ handle: MemberHandle, now: NIODeadline) -> Link? {
         let key = members[handle].keyID
         // A peer whose record has not arrived on its new link may be a new process with new keys: wait for it.
-        guard !members[handle].awaitingRecord, let hop = mesh.nextHop(to: key), let link = directLink(hop),
-              ensureChannel(handle) else { return nil }
+        // A neighbour's own link is in its slot: looked up by key only when the path goes through another member.
+        guard !members[handle].awaitingRecord, let hop = mesh.nextHop(to: key),
+              let link = hop == key ? members[handle].directLink : directLink(hop), ensureChannel(handle) else { return nil }
         if members[handle].channelLink == link { return link }
         if let old = members[handle].channelLink, links[old] != nil, members[handle].channel?.inFlight ?? 0 > 0 { return nil }
         moveChannel(handle, onto: link, direct: hop == key, now: now)
