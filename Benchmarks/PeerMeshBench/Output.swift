@@ -5,12 +5,16 @@ import PeerMesh
 import Glibc
 #endif
 
-/// `--encryption required|optional|none`, spelled as the preference describes itself.
+/// `--encryption required|optional|none`, spelled as the preference describes itself, or as its wire value (0–2):
+/// ArgumentParser's help shows a raw-valued enum's default as the raw value, which must then parse too.
 extension EncryptionPreference: ExpressibleByArgument {
     public init?(argument: String) {
-        guard let value = Self.allCases.first(where: { $0.description == argument }) else { return nil }
+        guard let value = Self.allCases.first(where: { $0.description == argument || String($0.rawValue) == argument }) else { return nil }
         self = value
     }
+
+    /// The names, not the raw values, in `--help` and in the error for a value that does not parse.
+    public static var allValueStrings: [String] { allCases.map(\.description) }
 }
 
 /// Writes one line to standard error.
