@@ -1,7 +1,7 @@
 import Testing
 @testable import PeerMeshCore
 
-@Suite("Key IDs as dictionary keys (pure)")
+@Suite("Key IDs as dictionary keys and compared as bytes (pure)")
 struct HashedKeyIDTests {
     /// Hashed as one run of bytes, a key ID still finds exactly its own entry.
     @Test func hashedKeyIDsFindTheirOwnEntries() {
@@ -11,5 +11,14 @@ struct HashedKeyIDTests {
         #expect(table.count == keys.count)
         for (index, key) in keys.enumerated() { #expect(table[HashedKeyID(key)] == index) }
         #expect(table[HashedKeyID(Fixtures.bytes(32, 200))] == nil)
+    }
+
+    /// The byte comparison agrees with `==`, for equal, different, shorter and empty arrays.
+    @Test func byteComparisonAgreesWithEquality() {
+        let samples: [[UInt8]] = [[], [0], [1], Fixtures.bytes(32, 1), Fixtures.bytes(32, 2), Fixtures.bytes(31, 1),
+                                  Fixtures.bytes(31, 1) + [2], Array(Fixtures.bytes(32, 1))]
+        for a in samples {
+            for b in samples { #expect(a.hasSameBytes(as: b) == (a == b), "\(a) vs \(b)") }
+        }
     }
 }

@@ -8,7 +8,7 @@ extension BenchRun {
     /// A row with the peak RSS of the processes of one message scenario (the largest over its repetitions), each
     /// against `limitMiB`; the ratio is to the top of Zyre's range.
     func memoryUnderLoadRow(_ name: String, _ runs: PMRuns, sender: Bool, receiver: Bool, limitMiB: Double) {
-        let target = "≤ \(Int(limitMiB)) MiB each"
+        let target = "≤ \(Int(limitMiB)) MiB" + (sender && receiver ? " each" : "")
         let reference = "\(Int(Self.zyreUnderLoadMiB.low))–\(Int(Self.zyreUnderLoadMiB.high)) MiB (Zyre node under load; issue #41's run, not this one)"
         guard runs.status == .ok else {
             row(name, cell(runs.status), reference, "—", target, "—")

@@ -9,5 +9,5 @@ struct HashedKeyID: Hashable, Sendable {
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
     }
 
-    static func == (lhs: HashedKeyID, rhs: HashedKeyID) -> Bool { lhs.bytes == rhs.bytes }
+    static func == (lhs: HashedKeyID, rhs: HashedKeyID) -> Bool { lhs.bytes.hasSameBytes(as: rhs.bytes) }
 }

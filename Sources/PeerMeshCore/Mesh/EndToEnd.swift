@@ -236,7 +236,7 @@ public struct EndToEndChannel: Sendable {
 
     /// Applies an acknowledgement from the peer; false when it is forged, altered, or older than one already seen.
     public mutating func receiveAcknowledgement(_ frame: RoutedFrame) -> Bool {
-        guard frame.source == peer, frame.destination == me, frame.flags == Self.ackFlag,
+        guard frame.source.hasSameBytes(as: peer), frame.destination.hasSameBytes(as: me), frame.flags == Self.ackFlag,
               frame.sequence > lastAckSequenceSeen, frame.payload.readableBytes == 8 + Self.tagSize else { return false }
         guard var opened = PayloadSeal.open(frame.payload, key: ackReceiveKey, nonce: Self.nonce(frame.sequence),
                                             associatedData: Self.associatedData(receivePrefix, flags: Self.ackFlag, sequence: frame.sequence),
@@ -277,7 +277,7 @@ public struct EndToEndChannel: Sendable {
     /// `open` without recording the frame as received: the caller `accept`s it once it can use it, or leaves it
     /// unacknowledged so the sender sends it again (a reliable message that arrived ahead of a lost one).
     public func verify(_ frame: RoutedFrame, requireEncryption: Bool, arrivedFromPeer: Bool = false) -> ByteBuffer? {
-        guard frame.source == peer, frame.destination == me, window.isFresh(frame.sequence) else { return nil }
+        guard frame.source.hasSameBytes(as: peer), frame.destination.hasSameBytes(as: me), window.isFresh(frame.sequence) else { return nil }
         if frame.isDirect { return arrivedFromPeer ? frame.joinedPayload : nil }
         guard frame.flags & ~(Self.encryptedFlag | Self.resyncFlag | Self.aesGCMFlag) == 0, frame.payload.readableBytes >= Self.tagSize
         else { return nil }

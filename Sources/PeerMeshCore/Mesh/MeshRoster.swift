@@ -216,7 +216,7 @@ public struct MeshRoster: Sendable {
 
     /// What to do with a routed frame that arrived from a neighbour.
     public func relay(_ frame: RoutedFrame) -> RelayDecision {
-        if frame.destination == me.keyID { return .deliver }
+        if frame.destination.hasSameBytes(as: me.keyID) { return .deliver }
         guard frame.hopLimit > 1 else { return .dropHopLimit }
         guard let hop = nextHop(to: frame.destination) else { return .dropNoRoute }
         var forwarded = frame

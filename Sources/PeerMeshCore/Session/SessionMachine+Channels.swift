@@ -160,7 +160,7 @@ extension SessionMachine {
         // A peer whose record has not arrived on its new link may be a new process with new keys: wait for it.
         // A neighbour's own link is in its slot: looked up by key only when the path goes through another member.
         guard !members[handle].awaitingRecord, let hop = mesh.nextHop(to: key),
-              let link = hop == key ? members[handle].directLink : directLink(hop), ensureChannel(handle) else { return nil }
+              let link = hop.hasSameBytes(as: key) ? members[handle].directLink : directLink(hop), ensureChannel(handle) else { return nil }
         if members[handle].channelLink == link { return link }
         if let old = members[handle].channelLink, links[old] != nil, members[handle].channel?.inFlight ?? 0 > 0 { return nil }
         moveChannel(handle, onto: link, direct: hop == key, now: now)

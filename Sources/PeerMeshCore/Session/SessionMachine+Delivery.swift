@@ -5,7 +5,7 @@ extension SessionMachine {
     mutating func receivedRouted(_ routed: RoutedFrame, from neighbor: MemberHandle, now: NIODeadline) {
         if routed.isDirect {
             // Unsealed: only the source itself may send it, on its own link, to us.
-            guard routed.source == members[neighbor].keyID, routed.destination == me.keyID else {
+            guard routed.source.hasSameBytes(as: members[neighbor].keyID), routed.destination.hasSameBytes(as: me.keyID) else {
                 counters.droppedForgeries += 1
                 return
             }
@@ -107,13 +107,13 @@ extension SessionMachine {
         }
         if routed.flags & EndToEndChannel.resyncFlag != 0 { members[handle].reassembler!.resynchronize() }
         switch inner {
-        case .data(let data) where data.source == source && data.destination == me.keyID:
+        case .data(let data) where data.source.hasSameBytes(as: source) && data.destination.hasSameBytes(as: me.keyID):
             accept(routed, from: handle, now: now)
             reassemble(CollectionOfOne(data), from: handle, peer: peer)
         case .messages(let batch):
             accept(routed, from: handle, now: now)
             reassemble(batch.dataFrames(source: source, destination: me.keyID), from: handle, peer: peer)
-        case .transfer(let transfer) where transfer.source == source && transfer.destination == me.keyID:
+        case .transfer(let transfer) where transfer.source.hasSameBytes(as: source) && transfer.destination.hasSameBytes(as: me.keyID):
             accept(routed, from: handle, now: now)
             out.append(.event(.transfer(transfer, from: peer)))
         case .pairing(let pairing):
