@@ -56,7 +56,7 @@ struct EndToEndTests {
     @Test func noncesArePrefixThenSequenceBigEndian() {
         let nonce = EndToEndChannel.nonce(0x0102_0304_0506_0708, prefix: EndToEndChannel.multicastNoncePrefix)
         #expect(Array(nonce) == [0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8])
-        #expect(Array(EndToEndChannel.nonce(.max, prefix: 0)) == [0, 0, 0, 0] + [UInt8](repeating: 0xff, count: 8))
+        #expect(Array(EndToEndChannel.nonce(.max)) == [0, 0, 0, 0] + [UInt8](repeating: 0xff, count: 8))
     }
 
     @Test(arguments: [true, false])

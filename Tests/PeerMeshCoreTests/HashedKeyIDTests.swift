@@ -13,10 +13,11 @@ struct HashedKeyIDTests {
         #expect(table[HashedKeyID(Fixtures.bytes(32, 200))] == nil)
     }
 
-    /// The byte comparison agrees with `==`, for equal, different, shorter and empty arrays.
+    /// The byte comparison agrees with `==`, for equal (two separately made arrays of 32 × 1), different, shorter
+    /// and empty arrays.
     @Test func byteComparisonAgreesWithEquality() {
         let samples: [[UInt8]] = [[], [0], [1], Fixtures.bytes(32, 1), Fixtures.bytes(32, 2), Fixtures.bytes(31, 1),
-                                  Fixtures.bytes(31, 1) + [2], Array(Fixtures.bytes(32, 1))]
+                                  Fixtures.bytes(31, 1) + [2], Fixtures.bytes(32, 1)]
         for a in samples {
             for b in samples { #expect(a.hasSameBytes(as: b) == (a == b), "\(a) vs \(b)") }
         }

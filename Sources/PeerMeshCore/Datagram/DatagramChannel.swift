@@ -68,7 +68,7 @@ public struct DatagramChannel: Sendable {
         let sequence = nextSequence
         nextSequence &+= 1
         let flags = encrypt ? SealedDatagram.encryptedFlag : 0
-        let sealed = PayloadSeal.seal(body, key: sendKey, nonce: EndToEndChannel.nonce(sequence, prefix: 0),
+        let sealed = PayloadSeal.seal(body, key: sendKey, nonce: EndToEndChannel.nonce(sequence),
                                       associatedData: SealedDatagram.associatedData(kind: kind, flags: flags, source: me, destination: peer, sequence: sequence),
                                       encrypt: encrypt)
         return SealedDatagram(kind: kind, flags: flags, hopLimit: hopLimit, source: me, destination: peer, sequence: sequence, sealedBody: sealed)
@@ -104,7 +104,7 @@ public struct DatagramChannel: Sendable {
         if requireEncryption, !datagram.isEncrypted { return .failure(.forged) }
         let associatedData = SealedDatagram.associatedData(kind: datagram.kind, flags: datagram.flags, source: peer, destination: me,
                                                            sequence: datagram.sequence)
-        guard var body = PayloadSeal.open(datagram.sealedBody, key: receiveKey, nonce: EndToEndChannel.nonce(datagram.sequence, prefix: 0),
+        guard var body = PayloadSeal.open(datagram.sealedBody, key: receiveKey, nonce: EndToEndChannel.nonce(datagram.sequence),
                                           associatedData: associatedData, encrypted: datagram.isEncrypted)
         else { return .failure(.forged) }
         switch datagram.kind {

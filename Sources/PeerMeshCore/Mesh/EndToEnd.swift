@@ -317,8 +317,6 @@ public struct EndToEndChannel: Sendable {
         withUnsafeBytes(of: sequence.bigEndian) { out.append(contentsOf: $0) }
         return out
     }
-
-    private static func nonce(_ sequence: UInt64) -> ChaChaPoly.Nonce { nonce(sequence, prefix: 0) }
 }
 
 extension RoutedFrame {
@@ -363,8 +361,9 @@ extension EndToEndChannel {
         return Array(opened)
     }
 
-    /// The 12-byte nonce: `prefix` then `sequence`, both big-endian (built on the stack: it is made per frame).
-    static func nonce(_ sequence: UInt64, prefix: UInt32) -> ChaChaPoly.Nonce {
+    /// The 12-byte nonce: `prefix` (0 for routed frames, acknowledgements and datagrams) then `sequence`, both
+    /// big-endian (built on the stack: it is made per frame).
+    static func nonce(_ sequence: UInt64, prefix: UInt32 = 0) -> ChaChaPoly.Nonce {
         let words = (prefix.bigEndian, UInt32(truncatingIfNeeded: sequence >> 32).bigEndian, UInt32(truncatingIfNeeded: sequence).bigEndian)
         return withUnsafeBytes(of: words) { try! ChaChaPoly.Nonce(data: $0) }
     }

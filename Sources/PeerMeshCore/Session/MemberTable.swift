@@ -85,7 +85,7 @@ struct MemberTable<Link: Hashable, Ticket> {
     /// `handle(_:)` for a sender: one app's messages go to the same member in a row, and hashing its 32-byte key for
     /// each cost about 3 % of sending a 64 B message.
     mutating func recentHandle(_ keyID: [UInt8]) -> MemberHandle? {
-        if let recent, recent.keyID == keyID { return recent.handle }
+        if let recent, recent.keyID.hasSameBytes(as: keyID) { return recent.handle }
         guard let handle = byKey[HashedKeyID(keyID)] else { return nil }
         recent = (keyID, handle)
         return handle
