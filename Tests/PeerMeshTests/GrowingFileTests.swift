@@ -68,13 +68,13 @@ struct GrowingFileTests {
         await sender.shutdown(); await receiver.shutdown()
     }
 
-    /// The upload is a staging copy nothing reads twice: what the send read more than `FileSource.dropLag` bytes ago
+    /// The upload is a staging copy nothing reads twice: what the send read more than `CachedPageRelease.lag` bytes ago
     /// leaves the page cache (its pages are free for the next writes), the rest stays; a file that is not
     /// growing (the user's own) keeps its pages.
     @Test func aGrowingFilesPagesAreLetGoBehindTheSend() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let lag = Int(FileSource.dropLag), tail = 8 * 1024 * 1024
+        let lag = Int(CachedPageRelease.lag), tail = 8 * 1024 * 1024
         for growing in [true, false] {
             let (url, _) = try scratch.file("staged-\(growing).bin", size: lag + tail)
             try syncToDisk(url)   // clean pages: the kernel may drop them
@@ -90,6 +90,28 @@ struct GrowingFileTests {
             if growing {
                 #expect(resident.head < 0.05, "the first \(tail) bytes were read \(lag) bytes ago: \(resident)")
                 #expect(resident.rest > 0.95, "the last \(lag) bytes are within the lag: \(resident)")
+            } else {
+                #expect(resident.head > 0.95 && resident.rest > 0.95, "\(resident)")
+            }
+        }
+    }
+
+    /// What a received file's writer lets go (`FileSink` calls this as it appends): the pages `lag` behind, and none
+    /// of those a resumed file held before this transfer began.
+    @Test func pagesAreLetGoLagBehindButNotBeforeWhereTheTransferStarted() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let lag = Int(CachedPageRelease.lag), head = 8 * 1024 * 1024
+        for resumedAt in [0, head] {
+            let (url, _) = try scratch.file("written-\(resumedAt).bin", size: head + lag)
+            try syncToDisk(url)
+            let fd = open(url.path, O_RDONLY)
+            defer { close(fd) }
+            var release = CachedPageRelease(from: UInt64(resumedAt))
+            release.moved(fd, to: UInt64(head + lag))
+            let resident = try residentFractions(url, split: head)
+            if resumedAt == 0 {
+                #expect(resident.head < 0.05 && resident.rest > 0.95, "\(resident)")
             } else {
                 #expect(resident.head > 0.95 && resident.rest > 0.95, "\(resident)")
             }

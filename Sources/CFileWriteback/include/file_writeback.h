@@ -8,4 +8,7 @@
 /// nothing and returns 0. It promises nothing about durability: that is fdatasync's job.
 int pm_start_writeback(int fd, off_t offset, off_t count);
 
+/// The open(2) flag that bypasses the page cache (O_DIRECT), or 0 where there is none.
+int pm_direct_io_flag(void);
+
 #endif

@@ -24,6 +24,8 @@ actor FileSink {
     private(set) var offset: UInt64 = 0
     private var hasher = SHA256()
     private var writeback = WritebackSchedule(from: 0)
+    /// The file is written once and read by nobody while it arrives: its pages go some way behind the writes.
+    private var release = CachedPageRelease()
 
     /// The hidden directory of partial files under `directory`.
     static func partialDirectory(in directory: URL) -> URL {
@@ -78,6 +80,7 @@ actor FileSink {
         self.hasher = hasher
         self.offset = offset
         writeback = WritebackSchedule(from: offset)
+        release = CachedPageRelease(from: offset)
     }
 
     /// Removes partial files under `directory` untouched for `age` or longer: transfers nobody resumed in time.
@@ -133,6 +136,7 @@ actor FileSink {
         offset += UInt64(total)
         // `commit`'s fdatasync still writes everything and reports errors.
         writeback.startDue(fd, wrote: offset)
+        release.moved(fd, to: offset)
     }
 
     /// The SHA-256 of everything written; the running hash stays usable.

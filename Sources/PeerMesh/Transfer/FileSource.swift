@@ -19,8 +19,9 @@ actor FileSource {
     private var hasher = SHA256()
     /// Set when the file is still being written: reads wait for it, and its size is the one announced.
     private let growing: GrowingFile?
-    /// Where the cached pages a growing file's reads have let go end (`dropCachedPages`).
-    private var droppedUpTo: UInt64 = 0
+    /// A growing file is a staging copy that nothing reads twice: its pages go as the send moves on. (A page let go
+    /// before another member's send read it is read from disk.)
+    private var release = CachedPageRelease()
 
     /// Opens `url` and remembers what it looks like, so a change during the send is detected; `growing` when
     /// another part of the program is still writing it.
@@ -40,7 +41,10 @@ actor FileSource {
         identity = (UInt64(info.st_dev), UInt64(info.st_ino), info.st_mtim)
     }
 
-    deinit { close(fd) }
+    deinit {
+        close(fd)
+        growing?.stopped(reading: ObjectIdentifier(self))
+    }
 
     /// Runs `body` on this file's queue, after the work queued before it.
     nonisolated func run(_ body: @escaping @Sendable (isolated FileSource) -> Void) { queue.run(self, body) }
@@ -62,11 +66,15 @@ actor FileSource {
         growing.whenWritten(upTo: end, body)
     }
 
-    /// Reads and hashes `length` bytes at `offset`; a short read means the file shrank.
+    /// Reads and hashes `length` bytes at `offset`; a short read means the file shrank. Of a growing file, what its
+    /// writer still holds in memory is taken from there.
     func read(at offset: UInt64, length: Int) throws(PeerMeshError) -> ByteBuffer {
+        let (fileEnd, recent) = growing?.recent(offset..<offset + UInt64(length), for: ObjectIdentifier(self))
+            ?? (offset + UInt64(length), [])
+        let fromFile = Int(fileEnd - offset)
         var buffer = ByteBufferAllocator().buffer(capacity: length)
-        while buffer.readableBytes < length {
-            let want = length - buffer.readableBytes
+        while buffer.readableBytes < fromFile {
+            let want = fromFile - buffer.readableBytes
             let at = off_t(offset) + off_t(buffer.readableBytes)
             let got = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: want) { pointer in
                 max(0, pread(fd, pointer.baseAddress, want, at))
@@ -75,29 +83,10 @@ actor FileSource {
                 throw PeerMeshError(.sourceChanged, "\(path) became shorter while it was being sent; send it again once it is stable.")
             }
         }
+        for (block, bytes) in recent { buffer.writeBytes(UnsafeRawBufferPointer(rebasing: block.memory[bytes])) }
         buffer.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
-        if growing != nil { dropCachedPages(before: offset + UInt64(length)) }
+        if growing != nil, fromFile > 0 { release.moved(fd, to: fileEnd) }
         return buffer
-    }
-
-    /// How far behind the read position a growing file's cached pages are let go: far enough that their writeback
-    /// (started every `WritebackSchedule.stride` bytes) is done, so the kernel can drop them.
-    static let dropLag: UInt64 = 32 * 1024 * 1024
-    /// Pages are let go in aligned steps of this size: the page cache holds a file in folios of up to 2 MiB, and a
-    /// range that covers only part of a folio drops none of it (blocks of 65,280 bytes dropped nothing).
-    static let dropStep: UInt64 = 2 * 1024 * 1024
-
-    /// Lets the kernel drop the cached pages more than `dropLag` behind `end`, in whole `dropStep`s. A growing file
-    /// is a staging copy (the web page's upload) that nothing reads twice: its pages are freed as the send moves on,
-    /// for the next writes (the upload's own, a received file's) to reuse, instead of holding a second copy of the
-    /// file in memory. On the reference VM a page the guest never touched also costs ~3.7 s of system time per GiB on
-    /// first write, a reused one 0.35 s. A page dropped before another member's transfer read it is read from disk.
-    private func dropCachedPages(before end: UInt64) {
-        guard end > Self.dropLag else { return }
-        let upTo = (end - Self.dropLag) / Self.dropStep * Self.dropStep
-        guard upTo > droppedUpTo else { return }
-        _ = posix_fadvise(fd, off_t(droppedUpTo), off_t(upTo - droppedUpTo), POSIX_FADV_DONTNEED)
-        droppedUpTo = upTo
     }
 
     /// Whether the file at `path` is still the one we opened, unmodified (a growing one: written in full, and only

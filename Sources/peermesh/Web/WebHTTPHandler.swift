@@ -4,13 +4,15 @@ import NIOHTTP1
 import NIOPosix
 import PeerMesh
 
-/// The page's HTTP requests, after `WebGate` has judged each head: assets, uploads written to disk as they arrive, and
-/// received files served from disk. Anything the gate refuses gets the same bodyless 403 and the connection closes.
+/// The page's HTTP requests, after `WebGate` has judged each head: assets, uploads handed to the room's send and
+/// written to disk as they arrive, and received files served from disk. Anything the gate refuses gets the same
+/// bodyless 403 and the connection closes.
 ///
 /// A connection that has not sent a request within `WebServer.idleLimit` (or is idle that long between requests) is
 /// closed: only an authenticated WebSocket stays open.
-final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class WebHTTPHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let gate: WebGate
@@ -18,17 +20,19 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let clientUID: UInt32?
     private var idle: Scheduled<Void>?
     private var state = State.waiting
-    /// The upload being written is handed to the disk as it arrives: otherwise a 1 GiB upload is dirty memory that
-    /// the kernel writes in one burst, just when the mesh reads it back and the receiver writes its own copy.
-    private var uploadWriteback = WritebackSchedule(from: 0)
+    /// Set while an upload waits for the room's send to catch up: the socket is not read meanwhile, so the browser is
+    /// slowed by TCP and nothing piles up here.
+    private var paused = false
+    /// A read the channel asked for while paused, made once the upload may go on.
+    private var heldRead = false
 
     private enum State {
         case waiting
         /// Answered already (an asset, a download, a refusal): a body that follows is dropped.
         case ignoring
-        /// Writing an upload's file as it arrives: its descriptor, where it is, how many bytes it has (it must have
+        /// Writing an upload's file as it arrives: its writer, where it is, how many bytes it has (it must have
         /// `growing.expectedSize`).
-        case uploading(descriptor: Int32, id: String, file: URL, written: Int64, growing: GrowingFile)
+        case uploading(writer: UploadWriter, id: String, file: URL, written: Int64, growing: GrowingFile)
         /// An upload that failed part-way: the rest of its body is dropped and its end answers with why.
         case failedUpload(HTTPResponseStatus, String)
     }
@@ -44,11 +48,11 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         idle?.cancel()
         // A connection that closed in the middle of a file (the page cancelled it, or went away).
-        if case .uploading(let descriptor, let id, let file, _, _) = state {
-            close(descriptor)
+        if case .uploading(_, let id, let file, _, _) = state {
             web.uploadFailed(id, "The page stopped handing over \"\(file.lastPathComponent)\" before its end (it was cancelled or went away); send it again from the page.")
         }
         state = .waiting
+        paused = false
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -100,64 +104,89 @@ final class WebHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .failure(let refusal):
             state = .failedUpload(HTTPResponseStatus(statusCode: refusal.status), refusal.message)
         case .success(let (file, growing)):
-            let descriptor = open(file.path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-            guard descriptor >= 0 else {
+            guard let writer = UploadWriter(path: file.path, for: growing) else {
                 state = .failedUpload(.insufficientStorage, "Cannot write \(file.lastPathComponent): \(String(cString: strerror(errno))).")
                 return
             }
-            state = .uploading(descriptor: descriptor, id: id, file: file, written: 0, growing: growing)
-            uploadWriteback = WritebackSchedule(from: 0)
+            state = .uploading(writer: writer, id: id, file: file, written: 0, growing: growing)
         }
     }
 
-    /// Writes a body part at once, on this server's own thread: while it writes, the socket is not read, so a browser
-    /// sending faster than the disk takes is slowed by TCP, and nothing piles up in memory.
+    /// Hands a body part to the room's send and writes it, at once, on this server's own thread. The send reads close
+    /// behind; when it falls `GrowingFile.lead` bytes behind, the socket is not read until it catches up.
     private func write(_ chunk: ByteBuffer, context: ChannelHandlerContext) {
-        guard case .uploading(let descriptor, let id, let file, let written, let growing) = state else { return }
+        guard case .uploading(let writer, let id, let file, let written, let growing) = state else { return }
         let expected = Int64(growing.expectedSize)
         // The room's send ended meanwhile (the members have it, or declined it): the rest is not wanted.
         if let ended = growing.failure {
-            close(descriptor)
             state = .failedUpload(.conflict, ended.message)
             return
         }
         let count = Int64(chunk.readableBytes)
         guard written + count <= expected else {
-            fail(descriptor, id, file, .payloadTooLarge, "More bytes than the file's announced size.")
+            fail(id, file, .payloadTooLarge, "More bytes than the file's announced size.")
             return
         }
-        let ok = chunk.withUnsafeReadableBytes { bytes -> Bool in
-            var offset = 0
-            while offset < bytes.count {
-                let wrote = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if wrote < 0 { if errno == EINTR { continue }; return false }
-                offset += wrote
-            }
-            return true
-        }
-        guard ok else {
-            let full = errno == ENOSPC || errno == EDQUOT
-            fail(descriptor, id, file, .insufficientStorage, full ? "The disk is full: free some space, then send again."
-                                                               : "Cannot write \(file.lastPathComponent): \(String(cString: strerror(errno))).")
+        switch chunk.withUnsafeReadableBytes({ writer.write($0) }) {
+        case .failed(let failure):
+            let full = failure == ENOSPC || failure == EDQUOT
+            fail(id, file, .insufficientStorage, full ? "The disk is full: free some space, then send again."
+                                                      : "Cannot write \(file.lastPathComponent): \(String(cString: strerror(failure))).")
             return
+        case .wait:
+            pause(until: growing, context: context)
+        case .goOn:
+            break
         }
-        state = .uploading(descriptor: descriptor, id: id, file: file, written: written + count, growing: growing)
-        uploadWriteback.startDue(descriptor, wrote: UInt64(written + count))
-        growing.advance(to: UInt64(written + count))
+        state = .uploading(writer: writer, id: id, file: file, written: written + count, growing: growing)
     }
 
-    private func fail(_ descriptor: Int32, _ id: String, _ file: URL, _ status: HTTPResponseStatus, _ message: String) {
-        close(descriptor)
+    /// Stops reading the socket until `growing`'s readers catch up.
+    private func pause(until growing: GrowingFile, context: ChannelHandlerContext) {
+        guard !paused else { return }
+        paused = true
+        waitForRoom(in: growing, context: context)
+    }
+
+    /// Asked again every `GrowingFile.idleReader`: a reader that goes quiet says nothing.
+    private func waitForRoom(in growing: GrowingFile, context: ChannelHandlerContext) {
+        let loop = context.eventLoop
+        let handler = NIOLoopBound(self, eventLoop: loop), bound = NIOLoopBound(context, eventLoop: loop)
+        growing.whenRoom { loop.execute { handler.value.resumeReading(bound.value) } }
+        loop.assumeIsolated().scheduleTask(in: GrowingFile.idleReader) { [self] in
+            if paused { waitForRoom(in: growing, context: context) }
+        }
+    }
+
+    private func resumeReading(_ context: ChannelHandlerContext) {
+        guard paused else { return }
+        paused = false
+        if heldRead {
+            heldRead = false
+            context.read()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if paused {
+            heldRead = true
+        } else {
+            context.read()
+        }
+    }
+
+    private func fail(_ id: String, _ file: URL, _ status: HTTPResponseStatus, _ message: String) {
         web.uploadFailed(id, "\"\(file.lastPathComponent)\" could not be handed over from the page: \(message)")
         state = .failedUpload(status, message)
     }
 
     private func end(context: ChannelHandlerContext) {
         switch state {
-        case .uploading(let descriptor, let id, let file, let written, let growing):
+        case .uploading(_, let id, let file, let written, let growing):
             let expected = Int64(growing.expectedSize)
-            close(descriptor)
             state = .waiting
+            // Its bytes are all here: the next request is not held back by how far its readers are.
+            resumeReading(context)
             guard written == expected else {
                 web.uploadFailed(id, "The page handed over \(written) of the \(expected) bytes of \"\(file.lastPathComponent)\"; send it again from the page.")
                 return answer(.badRequest, "The file ended after \(written) of its \(expected) bytes; send it again.", context: context)
