@@ -118,6 +118,31 @@ struct UploadWriterTests {
         #expect(Array(read.readableBytesView) == Array(content[4 * piece..<7 * piece]))
     }
 
+    /// A member that accepts late starts from the front, long after memory let go of it: it reads the staging copy,
+    /// and the upload goes on meanwhile instead of waiting for it to catch up.
+    @Test func aSendBehindWhatMemoryHoldsReadsTheFileAndDoesNotHoldTheWriterBack() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let total = 4 * Int(GrowingFile.lead), piece = 64 * 1024
+        let content = Self.bytes(total)
+        let url = scratch.base.appendingPathComponent("upload.bin")
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let growing = GrowingFile(expectedSize: UInt64(total))
+        let writer = try #require(UploadWriter(path: url.path, for: growing))
+        let source = try FileSource(url: url, growing: growing)
+        func write(_ range: Range<Int>) -> [UploadWriter.Outcome] {
+            stride(from: range.lowerBound, to: range.upperBound, by: piece).map { start in
+                content.withUnsafeBytes { writer.write(UnsafeRawBufferPointer(rebasing: $0[start..<start + piece])) }
+            }
+        }
+        #expect(write(0..<total / 2).allSatisfy { $0 == .goOn })
+        #expect(growing.bytesInMemory <= UInt64(ByteBlock.size), "nobody read, so only what the file does not hold yet")
+        let read = try await source.read(at: 0, length: 3 * piece)
+        #expect(Array(read.readableBytesView) == Array(content[0..<3 * piece]))
+        #expect(write(total / 2..<total).allSatisfy { $0 == .goOn }, "the late reader is far behind memory: it does not count")
+        #expect(growing.isComplete && growing.bytesInMemory == 0)
+    }
+
     @Test func aSendFollowsTheUploadWithBoundedMemoryAndTheWholeFileArrivesVerified() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

@@ -7,9 +7,10 @@ import PeerMeshCore
 /// the end, so the file can go into the mesh while it arrives, not only after.
 ///
 /// The writer may also share the blocks it gathers the bytes in (`UploadWriter`): the last ones are kept in memory,
-/// and the sends reading close behind take them from there, not from the file. The writer is then held back to stay at most
-/// `lead` bytes ahead of the slowest of those sends, so memory stays bounded and the file is only read again by a
-/// send that fell behind (a member that resumes, or took long to accept).
+/// and the sends reading close behind take them from there, not from the file. The writer is then held back to stay
+/// at most `lead` bytes ahead of the slowest of those sends, so memory stays bounded. A send that fell behind what
+/// memory holds (a member that resumes, or took long to accept) reads from the file, at its own pace, and holds the
+/// writer back only once it has caught up.
 package final class GrowingFile: Sendable, Equatable {
     /// The size the file will have once written in full.
     package let expectedSize: UInt64
@@ -35,9 +36,10 @@ package final class GrowingFile: Sendable, Equatable {
         /// The writer, waiting for room.
         var roomWaiter: (@Sendable () -> Void)?
 
-        /// The offset of the slowest send still reading, if any.
+        /// The offset of the slowest send reading from memory, if any (one that has not read for `idleReader`, or
+        /// reads from the file, does not count).
         func slowestReader(now: NIODeadline) -> UInt64? {
-            readers.values.filter { now - $0.at < GrowingFile.idleReader }.map(\.offset).min()
+            readers.values.filter { now - $0.at < GrowingFile.idleReader && $0.offset >= recent.start }.map(\.offset).min()
         }
 
         func reaches(_ end: UInt64, inFile: Bool) -> Bool { end <= (inFile ? self.inFile : written) }
