@@ -15,6 +15,14 @@ struct UploadWriterTests {
         (offset..<offset + count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
     }
 
+    /// An upload of `total` bytes of `bytes(_:)` about to be written to a staging copy in `scratch`.
+    static func upload(_ total: Int, in scratch: Scratch) throws -> (content: [UInt8], url: URL, growing: GrowingFile, writer: UploadWriter) {
+        let url = scratch.base.appendingPathComponent("upload.bin")
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let growing = GrowingFile(expectedSize: UInt64(total))
+        return (bytes(total), url, growing, try #require(UploadWriter(path: url.path, for: growing)))
+    }
+
     @Test func recentBytesHandsOutWhatItHoldsAcrossBlocksAndLetsGoOfWhatTheFileHolds() throws {
         var recent = RecentBytes()
         let first = try #require(ByteBlock()), second = try #require(ByteBlock())
@@ -48,11 +56,7 @@ struct UploadWriterTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         // Two whole blocks and an odd tail, handed over in pieces that do not line up with the blocks.
-        let content = Self.bytes(2 * ByteBlock.size + 12_345)
-        let url = scratch.base.appendingPathComponent("upload.bin")
-        FileManager.default.createFile(atPath: url.path, contents: nil)
-        let growing = GrowingFile(expectedSize: UInt64(content.count))
-        let writer = try #require(UploadWriter(path: url.path, for: growing))
+        let (content, url, growing, writer) = try Self.upload(2 * ByteBlock.size + 12_345, in: scratch)
         var offset = 0
         while offset < content.count {
             let count = min(77_777, content.count - offset)
@@ -70,11 +74,7 @@ struct UploadWriterTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let total = 3 * Int(GrowingFile.lead)
-        let content = Self.bytes(total)
-        let url = scratch.base.appendingPathComponent("upload.bin")
-        FileManager.default.createFile(atPath: url.path, contents: nil)
-        let growing = GrowingFile(expectedSize: UInt64(total))
-        let writer = try #require(UploadWriter(path: url.path, for: growing))
+        let (content, url, growing, writer) = try Self.upload(total, in: scratch)
         let source = try FileSource(url: url, growing: growing)
         let piece = 64 * 1024
         var written = 0
@@ -124,11 +124,7 @@ struct UploadWriterTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let total = 4 * Int(GrowingFile.lead), piece = 64 * 1024
-        let content = Self.bytes(total)
-        let url = scratch.base.appendingPathComponent("upload.bin")
-        FileManager.default.createFile(atPath: url.path, contents: nil)
-        let growing = GrowingFile(expectedSize: UInt64(total))
-        let writer = try #require(UploadWriter(path: url.path, for: growing))
+        let (content, url, growing, writer) = try Self.upload(total, in: scratch)
         let source = try FileSource(url: url, growing: growing)
         func write(_ range: Range<Int>) -> [UploadWriter.Outcome] {
             stride(from: range.lowerBound, to: range.upperBound, by: piece).map { start in

@@ -47,9 +47,6 @@ package final class UploadWriter {
 
     deinit { close(descriptor) }
 
-    /// Whether full blocks bypass the page cache.
-    package var isDirect: Bool { direct }
-
     /// Writes `bytes` next. The file's last bytes are written before the sends are told they are all there: whoever
     /// then reads the file whole (to compare it with a member's copy) finds it complete.
     package func write(_ bytes: UnsafeRawBufferPointer) -> Outcome {
