@@ -145,7 +145,7 @@ struct ResourceNameTests {
 @Suite("Resource machines")
 struct ResourceMachineTests {
     @Test func senderReadsWithinCreditThenChecksTheSourceAndWaitsForTheVerdict() {
-        var sender = ResourceSender(size: 300, blockSize: 100, resumeWindow: .seconds(10))
+        var sender = ResourceSender(size: 300, blockSize: 100, queueLimit: 1000, resumeWindow: .seconds(10))
         #expect(sender.start() == [.sendOpen])
         #expect(sender.accepted(offset: 0, window: 150) == [.restartHash(upTo: 0, generation: 0)])
         #expect(sender.prefixHashed(generation: 0) == [.read(offset: 0, length: 100, generation: 0)])
@@ -157,6 +157,30 @@ struct ResourceMachineTests {
         #expect(sender.sourceChecked(unchanged: true, generation: 0) == [.sendEnd])
         #expect(sender.peerDone() == [.succeed])
         #expect(sender.isFinished)
+    }
+
+    @Test func readsWaitWhileTheConnectionHasNotTakenAQueueLimitOfWhatWasRead() {
+        var sender = ResourceSender(size: 1000, blockSize: 100, queueLimit: 150, resumeWindow: .seconds(10))
+        _ = sender.start()
+        _ = sender.accepted(offset: 0, window: 1000)
+        #expect(sender.prefixHashed(generation: 0) == [.read(offset: 0, length: 100, generation: 0)])
+        #expect(sender.readCompleted(generation: 0) == [.read(offset: 100, length: 100, generation: 0)])
+        // 200 bytes wait for the connection: more than the limit, however much credit there is.
+        #expect(sender.readCompleted(generation: 0) == [])
+        #expect(sender.creditGranted(1000) == [])
+        #expect(sender.handedOver(40, generation: 0) == [], "160 still wait")
+        #expect(sender.handedOver(20, generation: 0) == [.read(offset: 200, length: 100, generation: 0)])
+        #expect(sender.handedOver(100, generation: 0) == [], "a read is already under way")
+        #expect(sender.handedOver(500, generation: 1) == [], "a handover from another generation counts for nothing")
+        #expect(sender.readCompleted(generation: 0) == [.read(offset: 300, length: 100, generation: 0)], "140 wait")
+        #expect(sender.readCompleted(generation: 0) == [], "240 wait")
+        #expect(sender.handedOver(140, generation: 0) == [.read(offset: 400, length: 100, generation: 0)])
+        // A lost link forgets what waited: the resumed transfer starts with an empty queue.
+        _ = sender.linkLost(now: .uptimeNanoseconds(0))
+        _ = sender.linkRestored()
+        _ = sender.accepted(offset: 500, window: 1000)
+        #expect(sender.prefixHashed(generation: 1) == [.read(offset: 500, length: 100, generation: 1)])
+        #expect(sender.readCompleted(generation: 1) == [.read(offset: 600, length: 100, generation: 1)])
     }
 
     @Test func aLostLinkSuspendsThenResumesFromTheReceiversOffset() {

@@ -20,8 +20,16 @@ package protocol LinkTransport: Sendable {
 
 /// What a session asks of every connection's channel, whichever transport made it.
 package struct LinkChannelOptions: Sendable {
-    /// Bytes queued on a connection before it reports itself unwritable (the session's back-pressure).
-    package var writeBufferWaterMark: ChannelOptions.Types.WriteBufferWaterMark
+    /// Bytes a connection may hold that are not yet on their way (`Session.Configuration.connectionBufferLimit`).
+    package var bufferLimit: Int
+
+    /// Bytes queued on the channel before it reports itself unwritable; the link then leaves further frames in its
+    /// scheduler.
+    package var writeBufferWaterMark: ChannelOptions.Types.WriteBufferWaterMark { .init(low: bufferLimit / 2, high: bufferLimit) }
+
+    /// The kernel's bound on unsent bytes in a TCP socket's send queue: without it the queue grows to the send buffer
+    /// (up to `net.ipv4.tcp_wmem`'s 4 MiB), all of it ahead of the next frame whatever its priority.
+    static let unsentLowWater = ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_NOTSENT_LOWAT))
 }
 
 /// TCP through NIO's bootstraps: the transport of every session outside tests.
@@ -34,6 +42,7 @@ package struct TCPTransport: LinkTransport {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.writeBufferWaterMark, value: options.writeBufferWaterMark)
+            .childChannelOption(LinkChannelOptions.unsentLowWater, value: SocketOptionValue(options.bufferLimit))
             .childChannelInitializer(initialize)
             .bind(host: host, port: port)
     }
@@ -43,6 +52,7 @@ package struct TCPTransport: LinkTransport {
         ClientBootstrap(group: loop)
             .connectTimeout(timeout)
             .channelOption(.writeBufferWaterMark, value: options.writeBufferWaterMark)
+            .channelOption(LinkChannelOptions.unsentLowWater, value: SocketOptionValue(options.bufferLimit))
             .channelInitializer(initialize)
             .connect(to: address)
     }

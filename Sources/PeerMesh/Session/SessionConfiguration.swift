@@ -13,8 +13,14 @@ extension Session {
         /// Wire-level bounds: frame size and invitation context size.
         public var frameLimits = FrameLimits.default
         /// Bytes queued before `send` suspends: messages accepted and not yet taken by a connection (each counted with
-        /// 256 bytes of bookkeeping on top of its own), and each connection's write buffer.
+        /// 256 bytes of bookkeeping on top of its own).
         public var outboundBufferLimit = 4 * 1024 * 1024
+        /// Bytes a connection holds that are not yet on their way to the peer: its write buffer takes no more above
+        /// this, and neither does the kernel's queue of unsent bytes (`TCP_NOTSENT_LOWAT`). Everything a connection
+        /// holds is ahead of what is written next, so on a slow link this is part of what a cancel or a chat line
+        /// waits behind (at 8 Mbit/s, the 4 MiB the kernel held delayed a cancel by seconds); frames beyond it wait in
+        /// the link's own queue, where its heartbeats and other control frames go first. At least 16 KiB.
+        public var connectionBufferLimit = 128 * 1024
         /// A peer that sends nothing (not even a heartbeat) for this long is reported `.notConnected`.
         public var livenessTimeout: Duration = .seconds(10)
         /// An accepted connection must finish its handshake and deliver its invitation within this time.
@@ -124,6 +130,7 @@ extension Session {
                 "frameLimits.maximumFrameSize must hold a \(MessageFragmenter.fragmentSize)-byte fragment and the largest invitation context."
             )
             try check(outboundBufferLimit >= 64 * 1024, "outboundBufferLimit must be at least 64 KiB.")
+            try check(connectionBufferLimit >= 16 * 1024, "connectionBufferLimit must be at least 16 KiB.")
             try check(livenessTimeout >= .milliseconds(100), "livenessTimeout must be at least 100 ms.")
             try check(handshakeTimeout > .zero && maximumInvitationTimeout > .zero, "Timeouts must be positive.")
             try check(maximumPendingConnections >= 1 && maximumPendingConnectionsPerSource >= 1

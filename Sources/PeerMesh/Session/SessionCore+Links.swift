@@ -236,7 +236,7 @@ extension SessionCore {
     }
 
     private var channelOptions: LinkChannelOptions {
-        LinkChannelOptions(writeBufferWaterMark: .init(low: configuration.outboundBufferLimit / 2, high: configuration.outboundBufferLimit))
+        LinkChannelOptions(bufferLimit: configuration.connectionBufferLimit)
     }
 
     // MARK: LinkDelegate

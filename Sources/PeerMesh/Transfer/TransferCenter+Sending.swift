@@ -93,7 +93,7 @@ extension TransferCenter {
     /// A block of the file was read: unless the machine moved on meanwhile, its chunks go out.
     func readCompleted(outgoing id: UInt64, _ block: ByteBuffer, at offset: UInt64, generation: Int) {
         guard outgoing[id] != nil, let next = outgoing[id]!.machine.readCompleted(generation: generation) else { return }
-        sendChunks(of: outgoing[id]!, block, at: offset)
+        sendChunks(of: outgoing[id]!, block, at: offset, generation: generation)
         perform(outgoing: id, next)
     }
 
@@ -109,7 +109,7 @@ extension TransferCenter {
         transfer.progress.cancellationHandler = nil
     }
 
-    func sendChunks(of transfer: OutgoingResource, _ block: ByteBuffer, at offset: UInt64) {
+    func sendChunks(of transfer: OutgoingResource, _ block: ByteBuffer, at offset: UInt64, generation: Int) {
         guard let link = transport?.path(to: transfer.peer) else { return }
         var rest = block
         var position = offset
@@ -118,9 +118,10 @@ extension TransferCenter {
             let end = position + UInt64(chunk.readableBytes)
             let promise = loop.makePromise(of: Void.self)
             let count = UInt64(chunk.readableBytes)
-            promise.futureResult.assumeIsolated().whenSuccess { [progress = transfer.progress] in
+            promise.futureResult.assumeIsolated().whenSuccess { [progress = transfer.progress, id = transfer.id] in
                 self.chunkBytesSent += count
                 if progress.completedUnitCount < Int64(clamping: end) { progress.completedUnitCount = Int64(clamping: end) }
+                self.update(outgoing: id) { $0.handedOver(Int(count), generation: generation) }
             }
             link.enqueue(frame(transfer.id, transfer.peer, .chunk(offset: position, payload: chunk)), on: .transfer(transfer.id), promise: promise)
             position = end

@@ -4,6 +4,11 @@ import NIOCore
 /// the credit window, check the source did not change, send the digest, wait for the receiver's verdict; on a
 /// lost link, wait up to the resume window for the peer to come back and offer again.
 ///
+/// Reads also wait for the connection: at most `queueLimit` bytes that were read may wait to be taken by it. The
+/// credit window is the receiver's bound; this one is ours, because what waits for the connection is numbered on the
+/// member's channel ahead of everything sent after it — a cancel's reset, a chat line — and on a slow link the whole
+/// window waiting there held a cancel back for seconds.
+///
 /// A pure value: reads, hashing and file checks are actions the shell performs off the event loop. Every I/O
 /// action carries the `generation` it was issued in; a completion from an older generation (issued before the link
 /// dropped) is stale and ignored.
@@ -38,19 +43,25 @@ public struct ResourceSender: Sendable {
     public let blockSize: Int
     /// How long a lost link may stay lost before the transfer fails.
     public let resumeWindow: TimeAmount
+    /// The most bytes read and sent that may wait for the connection before the next read is asked for.
+    public let queueLimit: Int
     private var state = State.offered
     private var window = SendWindow()
     private var nextRead: UInt64 = 0
     private var readInFlight = false
+    /// Bytes read (or being read) for sending that the connection has not taken yet (`handedOver`).
+    private var waitingForConnection = 0
     /// Increases each time the transfer is (re)offered.
     public private(set) var generation = 0
     /// Where the receiver last told us to start (bytes it already had).
     public private(set) var resumedFrom: UInt64 = 0
 
-    /// A sender for a file of `size` bytes.
-    public init(size: UInt64, blockSize: Int = 256 * 1024, resumeWindow: TimeAmount) {
+    /// A sender for a file of `size` bytes; `queueLimit` defaults to one block (so one block waits for the connection
+    /// while the next is read).
+    public init(size: UInt64, blockSize: Int = 256 * 1024, queueLimit: Int? = nil, resumeWindow: TimeAmount) {
         self.size = size
         self.blockSize = max(1, blockSize)
+        self.queueLimit = max(1, queueLimit ?? blockSize)
         self.resumeWindow = resumeWindow
     }
 
@@ -70,6 +81,7 @@ public struct ResourceSender: Sendable {
         nextRead = offset
         resumedFrom = offset
         readInFlight = false
+        waitingForConnection = 0
         state = .hashingPrefix
         return [.restartHash(upTo: offset, generation: generation)]
     }
@@ -85,6 +97,13 @@ public struct ResourceSender: Sendable {
     public mutating func creditGranted(_ increment: UInt32) -> [Action] {
         guard !isFinished, !isSuspended else { return [] }
         do { try window.grant(increment) } catch { return fail(error, tell: .protocolError) }
+        return state == .sending ? pump() : []
+    }
+
+    /// The connection took `bytes` of what a read of `generation` sent.
+    public mutating func handedOver(_ bytes: Int, generation: Int) -> [Action] {
+        guard generation == self.generation, !isFinished else { return [] }
+        waitingForConnection = max(0, waitingForConnection - bytes)
         return state == .sending ? pump() : []
     }
 
@@ -155,11 +174,13 @@ public struct ResourceSender: Sendable {
             state = .checking
             return [.checkSource(generation: generation)]
         }
+        guard waitingForConnection < queueLimit else { return [] }
         let length = window.take(upTo: Int(min(UInt64(blockSize), size - nextRead)))
         guard length > 0 else { return [] }
         let offset = nextRead
         nextRead += UInt64(length)
         readInFlight = true
+        waitingForConnection += length
         return [.read(offset: offset, length: length, generation: generation)]
     }
 
