@@ -12,7 +12,9 @@ struct MaximumPeersTests {
         #expect(host.session.configuration.maximumPeers == 8)
         let members = try (1...7).map { try TestPeer("max-\($0)") }
         for member in members { try await member.connect(to: host) }
-        #expect(host.session.connectedPeers.count == 7)
+        // A joiner's connect returns when the joiner is connected; the host's own count may lag it (6 of 7 was seen
+        // in a full run), bounded by the handshake's step timeout.
+        #expect(await eventually(timeout: .seconds(5)) { host.session.connectedPeers.count == 7 })
         let ninth = try TestPeer("max-ninth")
         // It asks: the host refuses before its app is asked.
         #expect(await peerMeshError { try await ninth.connect(to: host) }?.code == .sessionFull)

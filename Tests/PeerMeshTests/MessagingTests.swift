@@ -145,7 +145,8 @@ struct MessagingTests {
             for joiner in joiners { group.addTask { try await joiner.session.connect(using: data) } }
             try await group.waitForAll()
         }
-        #expect(host.session.connectedPeers.count == 63)
+        // The host's count may lag the joiners' connects (as in MaximumPeersTests).
+        #expect(await eventually { host.session.connectedPeers.count == 63 })
         try await host.session.send(Data("all".utf8), to: joiners.map(\.peerID))
         for joiner in joiners {
             #expect(await joiner.log.first { if case .received = $0 { true } else { false } } != nil)
