@@ -1,4 +1,5 @@
 import Foundation
+import PeerMeshTestSupport
 import Testing
 @testable import PeerMesh
 
