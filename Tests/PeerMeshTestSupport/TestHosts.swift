@@ -10,8 +10,10 @@ public enum TestEnv {
     /// (`Scripts/testhost wrap -- swift test`), never against the machine's own network.
     public static let insideTestHost = ProcessInfo.processInfo.environment["PEERMESH_TESTHOST_NAME"] != nil
 
-    public static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// The checkout the tests were started from: `Scripts/test` compiles a copy of it kept beside the build (so
+    /// `#filePath` names the copy) and says where the checkout is, with its `.git` and its `.build/` for screenshots.
+    public static let packageRoot = ProcessInfo.processInfo.environment["PEERMESH_CHECKOUT"].map { URL(fileURLWithPath: $0) }
+        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     public static let testhost = packageRoot.appendingPathComponent("Scripts/testhost").path
 

@@ -8,7 +8,7 @@ struct PackageDependencyTests {
     /// SwiftPM refuses a dependency that carries unsafe build flags unless it is a local path or a branch: the
     /// manifest once built PeerMeshCore with `-O` unconditionally, and no app could depend on a release.
     @Test func anAppCanDependOnAReleaseOfPeerMesh() async throws {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let repository = TestEnv.packageRoot
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("pm-dependency-\(TestEnv.tag())")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let release = scratch.appendingPathComponent("peermesh")

@@ -75,8 +75,7 @@ struct WebRoomBrowserTests {
 
     /// Where screenshots go: `.build/web-screens/` of the package.
     static let screens: URL = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let url = root.appendingPathComponent(".build/web-screens")
+        let url = TestEnv.packageRoot.appendingPathComponent(".build/web-screens")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }()

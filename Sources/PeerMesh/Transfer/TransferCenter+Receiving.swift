@@ -194,9 +194,15 @@ extension TransferCenter {
             case .fail(let error, let tell):
                 finish(transfer)
                 if let tell { reject(key, tell, error.message) }
-                sink.discardLater()
-                transport?.emit(.resourceFinished(name: transfer.name, from: key.peer, result: .failure(error)))
-                expelIfWindowExceeded(key.peer, error)
+                // Told once the partial file is gone: whoever hears of the failure may look in the receiving directory.
+                let name = transfer.name
+                sink.run { sink in
+                    sink.discard()
+                    hop { center in
+                        center.transport?.emit(.resourceFinished(name: name, from: key.peer, result: .failure(error)))
+                        center.expelIfWindowExceeded(key.peer, error)
+                    }
+                }
             }
         }
     }

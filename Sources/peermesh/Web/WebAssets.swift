@@ -29,7 +29,7 @@ enum WebAssets {
     static func asset(at path: String) -> Asset? { all.first { $0.path == path } }
 
     /// All files together, in bytes (at most 65536).
-    static let totalByteCount = 58465
+    static let totalByteCount = 58728
 
     /// `index.html`, served at `/` (6086 bytes).
     static let index = Asset(path: "/", file: "index.html", contentType: "text/html; charset=utf-8", byteCount: 6086, body: #"""
@@ -175,8 +175,8 @@ enum WebAssets {
 
 """#)
 
-    /// `room.js`, served at `/room.js` (45730 bytes).
-    static let script = Asset(path: "/room.js", file: "room.js", contentType: "text/javascript; charset=utf-8", byteCount: 45730, body: ##"""
+    /// `room.js`, served at `/room.js` (45993 bytes).
+    static let script = Asset(path: "/room.js", file: "room.js", contentType: "text/javascript; charset=utf-8", byteCount: 45993, body: ##"""
 // The page of `peermesh web` (docs/web-room.md): one ES module, no framework, no build step.
 // It shows the room's events (the objects `--json` prints) and asks the room for things over one WebSocket.
 // Everything a peer wrote (names, chat, file names, messages) is data: it reaches the page through
@@ -379,6 +379,12 @@ function logEvent(ev) {
 
 // ==== The WebSocket
 
+// The steps of a page load, first time each, on the page's performance timeline (DevTools shows them; the page test
+// says which step was slow when a load is).
+function markOnce(name) {
+  if (performance.getEntriesByName(name).length === 0) performance.mark(name);
+}
+
 let socket = null;
 let failures = 0;        // connects in a row that never opened
 let leaving = false;
@@ -395,7 +401,7 @@ function connect() {
   }
   let opened = false;
   socket = ws;
-  ws.addEventListener("open", () => { opened = true; failures = 0; setConnection("Connected"); });
+  ws.addEventListener("open", () => { opened = true; failures = 0; setConnection("Connected"); markOnce("peermesh-socket-open"); });
   ws.addEventListener("message", (message) => receive(message.data));
   ws.addEventListener("close", () => { if (socket === ws) connectionLost(opened); });
 }
@@ -1003,6 +1009,7 @@ function addReceived(ev) {
 
 const handlers = new Map(Object.entries({
   hello(ev) {
+    markOnce("peermesh-hello");
     state.replaying = true;
     state.ready = false;
     document.body.removeAttribute("data-ready");
@@ -1019,7 +1026,7 @@ const handlers = new Map(Object.entries({
     state.ready = true;
     document.body.dataset.ready = "1";
     // When this page load first showed the room (tests read it: ready ≤ 300 ms after navigation).
-    if (performance.getEntriesByName("peermesh-ready").length === 0) performance.mark("peermesh-ready");
+    markOnce("peermesh-ready");
     setConnection("Connected");
     updateNobody();
     showNextOffer();

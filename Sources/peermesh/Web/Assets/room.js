@@ -200,6 +200,12 @@ function logEvent(ev) {
 
 // ==== The WebSocket
 
+// The steps of a page load, first time each, on the page's performance timeline (DevTools shows them; the page test
+// says which step was slow when a load is).
+function markOnce(name) {
+  if (performance.getEntriesByName(name).length === 0) performance.mark(name);
+}
+
 let socket = null;
 let failures = 0;        // connects in a row that never opened
 let leaving = false;
@@ -216,7 +222,7 @@ function connect() {
   }
   let opened = false;
   socket = ws;
-  ws.addEventListener("open", () => { opened = true; failures = 0; setConnection("Connected"); });
+  ws.addEventListener("open", () => { opened = true; failures = 0; setConnection("Connected"); markOnce("peermesh-socket-open"); });
   ws.addEventListener("message", (message) => receive(message.data));
   ws.addEventListener("close", () => { if (socket === ws) connectionLost(opened); });
 }
@@ -824,6 +830,7 @@ function addReceived(ev) {
 
 const handlers = new Map(Object.entries({
   hello(ev) {
+    markOnce("peermesh-hello");
     state.replaying = true;
     state.ready = false;
     document.body.removeAttribute("data-ready");
@@ -840,7 +847,7 @@ const handlers = new Map(Object.entries({
     state.ready = true;
     document.body.dataset.ready = "1";
     // When this page load first showed the room (tests read it: ready ≤ 300 ms after navigation).
-    if (performance.getEntriesByName("peermesh-ready").length === 0) performance.mark("peermesh-ready");
+    markOnce("peermesh-ready");
     setConnection("Connected");
     updateNobody();
     showNextOffer();
