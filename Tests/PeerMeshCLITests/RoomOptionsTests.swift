@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PeerMesh
 import Testing
 @testable import peermesh
@@ -40,5 +41,15 @@ import Testing
         #expect(try refusal(["--update-key", "k"])?.contains("--domain") == true)
         #expect(try refusal(["--domain", "d.example", "--publish-address", "wg0"])?.contains("--update-key") == true)
         #expect(try refusal(["--domain", "d.example"]) == nil)
+    }
+
+    /// README.md: "`send --timeout` (default 10 s)" and "counting down from 60 s (`--answer-timeout`)".
+    @Test func theWaitsTheReadmeStates() throws {
+        #expect(try SendCommand.parse(["--room", "lobby", "--message", "hi"]).timeout == 10)
+        #expect(try JoinCommand.parse(["lobby"]).answerTimeout == 60)
+        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+            .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(readme.contains("`send --timeout` (default 10 s)") && readme.contains("counting down from 60 s (`--answer-timeout`)"))
     }
 }

@@ -34,11 +34,12 @@ struct HostileLANTests {
             let port = try #require(try ConnectionData(encoded: code).endpoints.first?.port)
             let baseline = try #require(Self.descriptors(of: listener.pid))
 
-            // The attack: each attacker host holds its share of the 800 connections for 20 s.
-            let floods = try attackers.map { attacker in
+            // The attack: each attacker host holds its share of the 800 connections (README.md) for 20 s.
+            func share(_ total: Int, _ index: Int) -> Int { total / attackerHosts + (index < total % attackerHosts ? 1 : 0) }
+            let floods = try attackers.enumerated().map { index, attacker in
                 try Spawned(hosts.exec(attacker.host, [TestEnv.executable("peermesh-flood"), "--target", "\(attacker.victimAddress):\(port)",
-                                                      "--idle", "\(500 / attackerHosts)", "--stalled", "\(200 / attackerHosts)",
-                                                      "--slow-tls", "\(100 / attackerHosts)", "--seconds", "20"]))
+                                                      "--idle", "\(share(500, index))", "--stalled", "\(share(200, index))",
+                                                      "--slow-tls", "\(share(100, index))", "--seconds", "20"]))
             }
             defer { for process in floods { process.stop() } }
             // Wait until the listener is under pressure: its handshake slots are taken (and keep being displaced).

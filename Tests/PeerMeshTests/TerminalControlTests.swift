@@ -80,6 +80,9 @@ struct TerminalControlTests {
         // Opened to everyone, as a careless chmod would: the uid check still holds.
         let directory = runtime.appendingPathComponent("peermesh")
         let socket = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasSuffix(".sock") })
+        // README.md: "directory 0700, socket 0600".
+        let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(socket).path)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "the control socket's mode is \(String(mode ?? 0, radix: 8))")
         chmod(directory.path, 0o755)
         chmod(directory.appendingPathComponent(socket).path, 0o666)
         let copy = fixture.directory.appendingPathComponent("alice-copy.pem")

@@ -5,22 +5,11 @@ import NIOCore
 /// TCP with a switch in front of every connection of one session, so a test can kill that session's network the way
 /// a process dies: at once (every connection closes) or silently (every byte in or out vanishes and nothing closes,
 /// as when a machine loses power — only the others' liveness can tell).
-final class FaultyTransport: LinkTransport {
+final class FaultyTransport: TCPWithHandlerInFront {
     private enum State { case working, quiet, released }
 
-    private let tcp = TCPTransport()
     private let state = NIOLockedValueBox(State.working)
     private let channels = NIOLockedValueBox<[Channel]>([])
-
-    func listen(host: String, port: Int, on loop: EventLoop, options: LinkChannelOptions,
-                initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
-        tcp.listen(host: host, port: port, on: loop, options: options) { self.wrap($0, initialize) }
-    }
-
-    func connect(to address: SocketAddress, timeout: TimeAmount, on loop: EventLoop, options: LinkChannelOptions,
-                 initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
-        tcp.connect(to: address, timeout: timeout, on: loop, options: options) { self.wrap($0, initialize) }
-    }
 
     /// Every connection closes now; later ones still work.
     func closeAll() {
@@ -36,15 +25,10 @@ final class FaultyTransport: LinkTransport {
         closeAll()
     }
 
-    private func wrap(_ channel: Channel, _ initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
+    func prepare(_ channel: Channel) throws {
         channels.withLockedValue { $0.append(channel) }
         channel.closeFuture.whenComplete { [channels] _ in channels.withLockedValue { $0.removeAll { $0 === channel } } }
-        do {
-            try channel.pipeline.syncOperations.addHandler(Switch(state: state))
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
-        }
-        return initialize(channel)
+        try channel.pipeline.syncOperations.addHandler(Switch(state: state))
     }
 
     /// Passes everything while working; swallows reads, writes and closes while quiet.

@@ -6,11 +6,10 @@ import NIOCore
 /// window stays shut while it waits, so a sender's bytes pile up on its side as they do in front of a slow link. The
 /// receive buffer is fixed at `receiveBuffer` (the kernel doubles it), as a path holds a bounded amount in flight;
 /// autotuned, it grew past 1 MiB.
-final class SlowReadingTransport: LinkTransport {
+final class SlowReadingTransport: TCPWithHandlerInFront {
     /// What `SO_RCVBUF` is set to on every connection.
     static let receiveBuffer = 64 * 1024
 
-    private let tcp = TCPTransport()
     private let bytesPerSecond: Int
     private let counted = NIOLockedValueBox(0)
 
@@ -19,24 +18,9 @@ final class SlowReadingTransport: LinkTransport {
     /// Bytes every connection has passed on to the session so far.
     var bytesRead: Int { counted.withLockedValue { $0 } }
 
-    func listen(host: String, port: Int, on loop: EventLoop, options: LinkChannelOptions,
-                initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
-        tcp.listen(host: host, port: port, on: loop, options: options) { self.wrap($0, initialize) }
-    }
-
-    func connect(to address: SocketAddress, timeout: TimeAmount, on loop: EventLoop, options: LinkChannelOptions,
-                 initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Channel> {
-        tcp.connect(to: address, timeout: timeout, on: loop, options: options) { self.wrap($0, initialize) }
-    }
-
-    private func wrap(_ channel: Channel, _ initialize: @escaping @Sendable (Channel) -> EventLoopFuture<Void>) -> EventLoopFuture<Void> {
-        do {
-            try channel.syncOptions?.setOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(Self.receiveBuffer))
-            try channel.pipeline.syncOperations.addHandler(Pace(bytesPerSecond: bytesPerSecond, counted: counted))
-        } catch {
-            return channel.eventLoop.makeFailedFuture(error)
-        }
-        return initialize(channel)
+    func prepare(_ channel: Channel) throws {
+        try channel.syncOptions?.setOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(Self.receiveBuffer))
+        try channel.pipeline.syncOperations.addHandler(Pace(bytesPerSecond: bytesPerSecond, counted: counted))
     }
 
     /// Holds each read back until the bytes already read fit the rate.
