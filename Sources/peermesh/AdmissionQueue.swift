@@ -67,7 +67,7 @@ struct AdmissionQueue: Sendable {
     }
 
     /// How an answer names its request.
-    enum Selector: Sendable {
+    enum Selector: Sendable, Equatable {
         /// `/accept 2`.
         case number(Int)
         /// `/accept alice`: must match one request only.

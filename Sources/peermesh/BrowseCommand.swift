@@ -20,7 +20,7 @@ struct BrowseCommand: AsyncParsableCommand {
             let output = RoomOutput(json: options.json)
             let identity = try session.loadIdentity()
             // The open room of this identity looks for us (its session is already up, and it is the one peer we are).
-            if try await RoomControl.ask(.init(request: .browse, id: "browse", timeout: timeout, domains: options.domains, dnsServers: options.dnsServers), keyID: identity.peerID.id,
+            if try await RoomControl.ask(.init(id: "browse", request: .browse(timeout: timeout, domains: options.domains, dnsServers: options.dnsServers)), keyID: identity.peerID.id,
                                          output: output, check: { _ in }) {
                 return
             }
@@ -38,19 +38,20 @@ struct BrowseCommand: AsyncParsableCommand {
             switch change {
             case .room(let room):
                 let domains = Self.domains(of: room, in: directory, found: search.browser.foundPeers)
-                output.event("room", room.fields.merging(["join": .string(directory.shortestSelector(for: room)),
-                                                          "domains": .string(domains.joined(separator: " "))]) { $1 },
+                output.event(.room(.init(room: room.name, host: room.hostName, hostId: room.hostID, hostFingerprint: room.hostFingerprint,
+                                         join: directory.shortestSelector(for: room), domains: domains.joined(separator: " "))),
                              human: Self.roomLine(room, in: directory, domains: domains))
             case .member(let peer, let room):
                 let addresses = search.browser.foundPeers.first { $0.peerID == peer }?.endpoints.map(\.description) ?? []
-                output.event("member", RoomOutput.fields(peer).merging(room.fields) { $1 }.merging(["addresses": .string(addresses.joined(separator: " "))]) { $1 },
+                output.event(.member(.init(peer: peer.displayName, peerId: peer.id, room: room.name, host: room.hostName, hostId: room.hostID,
+                                           hostFingerprint: room.hostFingerprint, addresses: addresses.joined(separator: " "))),
                              human: Self.memberLine(peer, in: room, addresses: addresses))
             }
             return .keepLooking
         }
         search.browser.stop()
         let rooms = found.rooms.count, members = found.memberCount
-        output.event("summary", ["rooms": .int(rooms), "members": .int(members)],
+        output.event(.summary(.init(rooms: rooms, members: members)),
                      human: "\(rooms) room(s), \(members) member(s) found")
     }
 

@@ -42,12 +42,8 @@ func enterByAddress(room: String?, address: JoinAddress, session: Session, answe
 enum FirstContact {
     /// `alice (3f2a-91c0-…) answered at 10.0.0.1:7000 — …` (a `host-key` JSON event with the key and the code).
     static func show(_ host: PeerID, at address: JoinAddress, code: String, output: RoomOutput) {
-        var fields = RoomOutput.fields(host)
-        fields["fingerprint"] = .string(host.fingerprint)
-        fields["address"] = .string(address.host)
-        fields["port"] = .int(address.port)
-        fields["code"] = .string(code)
-        output.event("host-key", fields, human: line(host, at: address, code: code))
+        output.event(.hostKey(.init(peer: host.displayName, peerId: host.id, fingerprint: host.fingerprint, address: address.host, port: address.port,
+                                    code: code)), human: line(host, at: address, code: code))
         warnIfKnownWithAnotherKey(host, output: output)
     }
 
@@ -56,11 +52,8 @@ enum FirstContact {
     static func warnIfKnownWithAnotherKey(_ peer: PeerID, output: RoomOutput) {
         let file = KnownPeersFile.default
         guard let remembered = (try? file.read())?[peer.displayName], remembered != peer.id else { return }
-        var fields = RoomOutput.fields(peer)
-        fields["fingerprint"] = .string(peer.fingerprint)
-        fields["remembered_id"] = .string(remembered)
-        fields["remembered_fingerprint"] = .string(KnownPeersHelp.fingerprint(remembered))
-        output.event("known-name-other-key", fields, human: """
+        output.event(.knownNameOtherKey(.init(peer: peer.displayName, peerId: peer.id, fingerprint: peer.fingerprint, rememberedId: remembered,
+                                              rememberedFingerprint: KnownPeersHelp.fingerprint(remembered))), human: """
             WARNING: \(peer.displayName) is known to you with another key (\(KnownPeersHelp.fingerprint(remembered)), in \
             \(file.url.path)); this one has \(peer.fingerprint). Someone may be posing as \(peer.displayName): compare the \
             verification code with them before you trust what you send or receive.

@@ -56,7 +56,7 @@ func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, 
         case .failure(let error):
             lastError = error
             let why = UserWords.explain(error)
-            output.event("join-failed", RoomOutput.fields(peer).merging(["message": .string(why), "code": .string(error.code.name)]) { $1 },
+            output.event(.joinFailed(.init(peer: peer.displayName, peerId: peer.id, message: why, code: error.code.name)),
                          human: "could not join through \(peer.displayName): \(why)")
             // Other failures may be one bad path: try the next member.
             if error.code == .invitationDeclined { throw declined }

@@ -38,9 +38,7 @@ struct InvitationWait: Sendable {
                 shown.codeInLine = shown.code != nil
                 return shown.code
             }
-            var fields = RoomOutput.fields(peer).merging(["seconds": .int(seconds)]) { $1 }
-            if let code { fields["code"] = .string(code) }
-            output.event("waiting", fields, human: line(peer, code: code, seconds: seconds))
+            output.event(.waiting(.init(peer: peer.displayName, peerId: peer.id, seconds: seconds, code: code)), human: line(peer, code: code, seconds: seconds))
             guard counts(on: output) else { return }
             // The countdown rewrites the line just printed (one line up) once a second until the answer comes.
             while !Task.isCancelled {
@@ -60,7 +58,7 @@ struct InvitationWait: Sendable {
             return shown.line && !shown.codeInLine
         }
         guard late, !Self.counts(on: output) else { return }
-        output.event("verification-code", RoomOutput.fields(peer).merging(["code": .string(code)]) { $1 },
+        output.event(.verificationCode(.init(peer: peer.displayName, peerId: peer.id, code: code)),
                      human: "your verification code for \(peer) is \(code)")
     }
 

@@ -11,15 +11,16 @@ enum JoinCode {
         guard let data = try? await session.connectionData() else { return }
         let code = data.encoded
         let command = "peermesh join \(KnownPeersHelp.shellWord(room.name + "@" + code))"
-        output.event("join-code", room.fields.merging(["code": .string(code), "command": .string(command)]) { $1 },
+        output.event(.joinCode(.init(room: room.name, host: room.hostName, hostId: room.hostID, hostFingerprint: room.hostFingerprint, command: command,
+                                     code: code)),
                      human: "without discovery, others join with: \(command)")
         if qr, !output.json, let symbol = QRCode(command) {
             for line in symbol.lines() { writeLine(line) }
         }
         for endpoint in reachable(data.endpoints) {
             let command = "peermesh join \(KnownPeersHelp.shellWord(room.name + "@" + endpoint.description))"
-            let fields: [String: JSONField] = ["address": .string(endpoint.host), "port": .int(Int(endpoint.port)), "command": .string(command)]
-            output.event("join-address", room.fields.merging(fields) { $1 },
+            output.event(.joinAddress(.init(room: room.name, host: room.hostName, hostId: room.hostID, hostFingerprint: room.hostFingerprint,
+                                            command: command, address: endpoint.host, port: Int(endpoint.port))),
                          human: "or by address: \(command) — they are shown your key \(session.myPeerID.fingerprint) and a code to compare")
         }
     }

@@ -22,7 +22,7 @@ struct PeersCommand: AsyncParsableCommand {
                 throw CLIError("No identity at \(url.path), so no room is open with it: `peermesh host ROOM` or `peermesh join ROOM` opens one.", exitCode: 4)
             }
             let me = try Identity.load(from: url).peerID
-            guard try await RoomControl.ask(ControlRequest(request: .peers, id: "peers"), keyID: me.id, output: RoomOutput(json: json), check: { _ in }) else {
+            guard try await RoomControl.ask(ControlRequest(id: "peers", request: .peers), keyID: me.id, output: RoomOutput(json: json), check: { _ in }) else {
                 throw CLIError("No room is open with \(me.displayName)'s identity: `peermesh host ROOM` or `peermesh join ROOM` opens one, and `peermesh peers` then lists its members from any terminal.", exitCode: 4)
             }
         }

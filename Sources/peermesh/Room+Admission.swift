@@ -49,42 +49,40 @@ extension Room {
         if entry.number == shown.number {
             prompt(entry)
         } else {
-            output.event("question-waiting", Self.fields(entry), human: """
+            output.event(.questionWaiting(Self.question(entry)), human: """
                 also waiting: \(Self.describe(entry)) — /accept \(entry.number) or /decline \(entry.number) answers it; \
                 y/n still answers #\(shown.number)
                 """)
         }
     }
 
-    /// Handles `y`/`n`, `/accept`, `/decline` and `/requests`; false when `line` is none of them (or is a plain
-    /// y/n with no question shown, which is then just a chat line).
-    func handleAdmission(_ line: String) -> Bool {
-        let words = line.split(separator: " ", maxSplits: 1).map(String.init)
-        // One spelling decides both which command it is and what it answers: `/Accept 2` accepts.
-        let command = words.first?.lowercased()
-        switch command {
-        case "y", "yes", "n", "no":
-            guard words.count == 1,
-                  let taken = requests.withLockedValue({ $0.takeShown(at: .now) }) else { return false }
-            finish(taken, accept: command == "y" || command == "yes")
-        case "/accept", "/decline":
-            guard words.count == 2 else {
-                output.error("Usage: \(words[0]) N or \(words[0]) NAME; /requests lists the waiting requests.")
-                return true
-            }
-            let selector = AdmissionQueue.Selector(words[1].trimmed)
-            finish(requests.withLockedValue { $0.take(selector, at: .now) }, accept: command == "/accept")
-        case "/requests":
-            let (pending, shown) = requests.withLockedValue { ($0.pending, $0.shownRequest?.number) }
-            if pending.isEmpty { output.event("requests", ["count": 0], human: "no requests are waiting") }
-            for entry in pending {
-                output.event("request", Self.fields(entry).merging(["shown": .bool(entry.number == shown)]) { $1 },
-                             human: "\(Self.describe(entry))\(entry.number == shown ? " — shown: y/n answers it" : "")")
-            }
-        default:
-            return false
+    /// Answers the question `selector` names, or the one shown (throws `NothingAsked` when none is); `always`, when
+    /// accepting a member's files, takes its files without asking from now on (never lets anyone into the room).
+    func answerQuestion(_ selector: AdmissionQueue.Selector?, accept: Bool, always: Bool) throws(NothingAsked) {
+        let taken: Result<AdmissionQueue.Taken, AdmissionQueue.Refusal>
+        if let selector {
+            taken = requests.withLockedValue { $0.take(selector, at: .now) }
+        } else {
+            guard let shown = requests.withLockedValue({ $0.takeShown(at: .now) }) else { throw NothingAsked() }
+            taken = shown
         }
-        return true
+        if accept, always, case .success(let entry) = taken {
+            switch entry.entry.request.kind {
+            case .file, .fileSet: trustedSenders.withLockedValue { _ = $0.insert(entry.entry.request.peer.id) }
+            case .invitation, .member: break
+            }
+        }
+        finish(taken, accept: accept)
+    }
+
+    /// The questions waiting, as `request` events on `output` (`/requests`).
+    func listRequests(to output: RoomOutput) {
+        let (pending, shown) = requests.withLockedValue { ($0.pending, $0.shownRequest?.number) }
+        if pending.isEmpty { output.event(.requests(.init(count: 0)), human: "no requests are waiting") }
+        for entry in pending {
+            output.event(.request(Self.question(entry, shown: entry.number == shown)),
+                         human: "\(Self.describe(entry))\(entry.number == shown ? " — shown: y/n answers it" : "")")
+        }
     }
 
     /// Drops expired requests (saying so) and shows the next prompt, four times a second until cancelled (`--accept
@@ -103,7 +101,7 @@ extension Room {
                 } else {
                     "request #\(entry.number) from \(entry.request.peer) expired before it was answered"
                 }
-                output.event("request-expired", Self.fields(entry), human: human)
+                output.event(.requestExpired(Self.question(entry)), human: human)
             }
             if let next { prompt(next) }
         }
@@ -120,7 +118,7 @@ extension Room {
             let entry = taken.entry
             do {
                 if accept { try entry.request.accept() } else { try entry.request.decline() }
-                output.event("answered", Self.fields(entry).merging(["answer": .string(accept ? "accepted" : "declined")]) { $1 },
+                output.event(.answered(Self.question(entry, answer: accept ? "accepted" : "declined")),
                              human: "\(accept ? "accepted" : "declined") #\(entry.number) \(entry.request.peer)")
             } catch {
                 output.error("Request #\(entry.number) from \(entry.request.peer): \(UserWords.explain(error))", code: error.code)
@@ -135,7 +133,7 @@ extension Room {
     }
 
     private func prompt(_ entry: AdmissionQueue.Pending, on output: RoomOutput? = nil) {
-        (output ?? self.output).event("question", Self.fields(entry),
+        (output ?? self.output).event(.question(Self.question(entry)),
                                       human: "\(Self.describe(entry)) — accept? y/n (or /accept \(entry.number), /decline \(entry.number))")
     }
 
@@ -159,33 +157,24 @@ extension Room {
         return "#\(entry.number) \(request.peer.displayName) \(how) — key \(request.peer.fingerprint), verification code \(request.verificationCode)"
     }
 
-    private static func fields(_ entry: AdmissionQueue.Pending) -> [String: JSONField] {
-        var fields = RoomOutput.fields(entry.request.peer)
-        fields["number"] = .int(entry.number)
-        fields["fingerprint"] = .string(entry.request.peer.fingerprint)
-        fields["code"] = .string(entry.request.verificationCode)
+    private static func question(_ entry: AdmissionQueue.Pending, shown: Bool? = nil, answer: String? = nil) -> RoomEvent.Question {
+        let peer = entry.request.peer
+        var question = RoomEvent.Question(peer: peer.displayName, peerId: peer.id, number: entry.number, kind: "invitation",
+                                          fingerprint: peer.fingerprint, code: entry.request.verificationCode, shown: shown, answer: answer)
         switch entry.request.kind {
         case .invitation:
-            fields["kind"] = "invitation"
+            break
         case .member(let introducer):
-            fields["kind"] = "member"
-            fields["via"] = .string(introducer.displayName)
-            fields["via_id"] = .string(introducer.id)
+            question.kind = "member"
+            (question.via, question.viaId) = (introducer.displayName, introducer.id)
         case .file(let name, let size):
-            fields["kind"] = "file"
-            fields["file"] = .string(name)
-            fields["bytes"] = .number(Int64(clamping: size))
-            fields["code"] = nil
-            fields["fingerprint"] = nil
+            (question.kind, question.file, question.bytes) = ("file", name, Int64(clamping: size))
+            (question.code, question.fingerprint) = (nil, nil)
         case .fileSet(let label, let count, let bytes, let names):
-            fields["kind"] = "files"
-            fields["file"] = .string(label)
-            fields["files"] = .int(count)
-            fields["bytes"] = .number(bytes)
-            fields["names"] = .string(names.prefix(3).joined(separator: "\n"))
-            fields["code"] = nil
-            fields["fingerprint"] = nil
+            (question.kind, question.file, question.files, question.bytes) = ("files", label, count, bytes)
+            question.names = names.prefix(3).joined(separator: "\n")
+            (question.code, question.fingerprint) = (nil, nil)
         }
-        return fields
+        return question
     }
 }

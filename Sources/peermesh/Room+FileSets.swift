@@ -31,7 +31,7 @@ extension Room {
             }
             let note = RoomMessage(kind: .skipped, id: UUID().uuidString, text: batch.label, files: there.map { OfferedFile(name: $0.name, size: $0.size) })
             try? await session.send(note.encoded, to: [peer])
-            output.event("file-already-there", RoomOutput.fields(peer).merging(["file": .string(batch.label), "files": .int(there.count)]) { $1 },
+            output.event(.fileAlreadyThere(.init(peer: peer.displayName, peerId: peer.id, file: batch.label, files: there.count)),
                          human: "\(there.count) of the \(batch.items.count) files of \(batch.name) are already at \(peer.displayName) (same name, size and SHA-256): not sent again")
             return .success(Set(there.map(\.name)))
         case .declined:

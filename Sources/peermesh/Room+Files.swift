@@ -14,8 +14,7 @@ extension Room {
     func send(_ batch: FileBatch, to recipients: [PeerID], output: RoomOutput? = nil) async throws -> Int {
         let output = output ?? self.output
         guard !recipients.isEmpty else { throw CLIError("Nobody else is in the room; nothing was sent.") }
-        output.event("file-sending", ["file": .string(batch.label), "files": .int(batch.items.count), "bytes": .number(batch.totalBytes),
-                                      "to": .int(recipients.count)],
+        output.event(.fileSending(.init(file: batch.label, files: batch.items.count, bytes: batch.totalBytes, to: recipients.count)),
                      human: "sending \(batch.description) to \(recipients.map(\.displayName).joined(separator: ", "))")
         let numbers = transfers.withLockedValue { table in
             recipients.map { table.add(.sending, name: batch.label, peer: $0, total: batch.totalBytes) }
@@ -42,7 +41,7 @@ extension Room {
             reportSendFailure(batch.label, to: peer, error, stoppedHere: stoppedHere, output: output)
         }
         guard failures.isEmpty else { throw CLIError("\"\(batch.label)\" did not reach \(failures.count) of \(recipients.count) member(s).") }
-        output.event("file-sent", ["file": .string(batch.label), "files": .int(batch.items.count), "to": .int(recipients.count)],
+        output.event(.fileSent(.init(file: batch.label, files: batch.items.count, to: recipients.count)),
                      human: "\(batch.name) delivered and verified by \(recipients.count) member(s)")
         return recipients.count
     }
@@ -112,7 +111,7 @@ extension Room {
                         && !progress.isFinished && table.markWaitingShown(number)
                 }
                 if waiting {
-                    output.event("file-waiting", RoomOutput.fields(peer).merging(["file": .string(name), "number": .int(number)]) { $1 },
+                    output.event(.fileWaiting(.init(peer: peer.displayName, peerId: peer.id, file: name, number: number)),
                                  human: "waiting for \(peer.displayName) to accept \"\(name)\"\(readsCommands ? " — /cancel \(number) withdraws it" : "")")
                 }
             }
@@ -122,7 +121,7 @@ extension Room {
                 return table.setInterrupted(number, false)
             }
             if resumed || offset > 0 {
-                output.event("file-resumed", RoomOutput.fields(peer).merging(["file": .string(name), "offset": .number(Int64(clamping: offset)), "number": .int(number)]) { $1 },
+                output.event(.fileResumed(.init(peer: peer.displayName, peerId: peer.id, file: name, offset: Int64(clamping: offset), number: number)),
                              human: offset > 0 ? "resuming \"\(name)\" to \(peer.displayName) at \(percent(Int64(clamping: offset), of: progress.totalUnitCount))"
                                                : "sending \"\(name)\" to \(peer.displayName) again from the start (they no longer had the part sent before)")
             }
@@ -133,8 +132,8 @@ extension Room {
                 return table.setInterrupted(number, true)
             }) else { return }
             let minutes = max(1, Int((until.timeIntervalSinceNow / 60).rounded()))
-            output.event("file-interrupted", RoomOutput.fields(peer).merging(["file": .string(name), "direction": "sending", "number": .int(number),
-                                                                              "resumes_until": .string(until.formatted(.iso8601))]) { $1 },
+            output.event(.fileInterrupted(.init(peer: peer.displayName, peerId: peer.id, file: name, number: number, direction: "sending",
+                                                resumesUntil: until.formatted(.iso8601))),
                          human: "\"\(name)\" to \(peer.displayName) interrupted at \(percent(progress.completedUnitCount, of: progress.totalUnitCount)) — it resumes if \(peer.displayName) comes back within \(minutes) min (by \(RoomOutput.clock(until)))")
         }
     }
@@ -144,7 +143,7 @@ extension Room {
     func resendUnfinished(to peer: PeerID) {
         guard let batches = unfinished?.takeUnfinished(to: peer), !batches.isEmpty else { return }
         for batch in batches {
-            output.event("file-resending", RoomOutput.fields(peer).merging(["file": .string(batch.label)]) { $1 },
+            output.event(.fileResending(.init(peer: peer.displayName, peerId: peer.id, file: batch.label)),
                          human: "sending \(batch.name) to \(peer.displayName) again: it was not finished when they or this room left")
             Task { try? await self.send(batch, to: [peer]) }
         }
@@ -204,8 +203,7 @@ extension Room {
             return number
         }
         let size = ProgressBar.bytes(progress.totalUnitCount)
-        output.event("file-started", RoomOutput.fields(peer).merging(["file": .string(file), "bytes": .number(progress.totalUnitCount),
-                                                                      "offset": .number(offset), "number": .int(number)]) { $1 },
+        output.event(.fileStarted(.init(peer: peer.displayName, peerId: peer.id, file: file, bytes: progress.totalUnitCount, offset: offset, number: number)),
                      human: offset > 0 ? "resuming \"\(file)\" from \(peer.displayName) at \(percent(offset, of: progress.totalUnitCount)) of \(size) — /cancel \(number) stops it"
                                     : "receiving \"\(file)\" (\(size)) from \(peer.displayName) — /cancel \(number) stops it")
         guard let screen = Console.live else { return }
@@ -230,26 +228,21 @@ extension Room {
         // The oldest file of that name from that peer.
         guard let entry = transfers.withLockedValue({ table in table.receiving(file, from: peer).flatMap { table.remove($0) } }) else { return }
         if let line = entry.statusLine { Console.live?.endTransfer(line, summary: false) }
-        var fields = RoomOutput.fields(peer).merging(["file": .string(file), "number": .int(entry.number)]) { $1 }
+        let (name, id, number) = (peer.displayName, peer.id, entry.number)
         switch result {
         case .success(let url):
-            fields["path"] = .string(url.path)
-            output.event("file-received", fields, human: "received \"\(file)\" from \(peer.displayName) (SHA-256 verified) → \(url.path)")
+            output.event(.fileReceived(.init(peer: name, peerId: id, file: file, number: number, path: url.path)), human: "received \"\(file)\" from \(peer.displayName) (SHA-256 verified) → \(url.path)")
         case .failure(let error) where error.code == .peerDisconnected:
             let minutes = max(1, Int(session.configuration.resumeWindow.components.seconds / 60))
             let done = entry.progresses.last.map { percent($0.completedUnitCount, of: $0.totalUnitCount) } ?? "0%"
-            fields["direction"] = "receiving"
-            output.event("file-interrupted", fields,
+            output.event(.fileInterrupted(.init(peer: name, peerId: id, file: file, number: number, direction: "receiving")),
                          human: "\"\(file)\" from \(peer.displayName) interrupted at \(done) — it resumes if \(peer.displayName) comes back within \(minutes) min (or sends it again after a restart)")
         case .failure(let error) where error.code == .cancelled:
-            fields["by"] = .string(entry.cancelled ? "you" : peer.displayName)
-            output.event("file-cancelled", fields, human: entry.cancelled ? "you cancelled \"\(file)\" from \(peer.displayName)"
+            output.event(.fileCancelled(.init(peer: name, peerId: id, file: file, number: number, by: entry.cancelled ? "you" : name)), human: entry.cancelled ? "you cancelled \"\(file)\" from \(peer.displayName)"
                                                                            : "\(peer.displayName) cancelled \"\(file)\"")
         case .failure(let error):
             let why = UserWords.receiveFailure(error, downloads: session.configuration.receivingDirectory)
-            fields["message"] = .string(why)
-            fields["code"] = .string(error.code.name)
-            output.event("file-failed", fields, human: "\"\(file)\" from \(peer.displayName) failed: \(why)")
+            output.event(.fileFailed(.init(peer: name, peerId: id, file: file, number: number, message: why, code: error.code.name)), human: "\"\(file)\" from \(peer.displayName) failed: \(why)")
         }
     }
 
@@ -265,14 +258,13 @@ extension Room {
     func listTransfers(to output: RoomOutput? = nil) {
         let output = output ?? self.output
         let entries = transfers.withLockedValue { table in table.entries.values.sorted { $0.number < $1.number }.map { ($0, table.completed($0.number)) } }
-        if entries.isEmpty { output.event("transfers", ["count": 0], human: "nothing is being sent or received") }
+        if entries.isEmpty { output.event(.transfers(.init(count: 0)), human: "nothing is being sent or received") }
         for (entry, done) in entries {
             let way = entry.direction == .sending ? "sending \"\(entry.name)\" to" : "receiving \"\(entry.name)\" from"
             let state = entry.interrupted ? "interrupted" : percent(done, of: entry.total)
-            output.event("transfer", RoomOutput.fields(entry.peer).merging([
-                "number": .int(entry.number), "file": .string(entry.name), "direction": .string(entry.direction == .sending ? "sending" : "receiving"),
-                "bytes": .number(entry.total), "done": .number(done), "interrupted": .bool(entry.interrupted),
-            ]) { $1 }, human: "#\(entry.number) \(way) \(entry.peer.displayName) — \(state)")
+            output.event(.transfer(.init(peer: entry.peer.displayName, peerId: entry.peer.id, number: entry.number, file: entry.name,
+                                         direction: entry.direction == .sending ? "sending" : "receiving", bytes: entry.total, done: done,
+                                         interrupted: entry.interrupted)), human: "#\(entry.number) \(way) \(entry.peer.displayName) — \(state)")
         }
     }
 

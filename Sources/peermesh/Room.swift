@@ -136,11 +136,15 @@ final class Room: Sendable {
     /// How long a file offer waits for the person's answer before it is declined (the page: a minute); nil: until its
     /// sender withdraws it (a terminal, where the person may be away and the sender can wait).
     let offerAnswerWindow: TimeInterval?
+    /// A face asked to leave (`/quit`, the page's Leave): the face's run loop ends, and leaves.
+    let leaveRequests: AsyncStream<Void>
+    private let leaveSink: AsyncStream<Void>.Continuation
 
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
     init(session: Session, serviceType: String, accept: AcceptPolicy, files: FilePolicy, readsCommands: Bool = true,
-         offerAnswerWindow: TimeInterval? = nil, wideArea: WideAreaDiscovery = .none, output: RoomOutput) throws(PeerMeshError) {
+         offerAnswerWindow: TimeInterval? = nil, wideArea: WideAreaDiscovery = .none, knownPeers: KnownPeersFile = .default,
+         output: RoomOutput) throws(PeerMeshError) {
         _ = try ServiceType(serviceType)
         self.offerAnswerWindow = offerAnswerWindow
         self.readsCommands = readsCommands
@@ -151,8 +155,9 @@ final class Room: Sendable {
         self.accept = accept
         self.files = files
         self.output = output.adding(followers.listener)
-        self.trust = TrustOnFirstUse(file: .default, output: output)
+        self.trust = TrustOnFirstUse(file: knownPeers, output: self.output)
         (acks, ackSink) = AsyncStream.makeStream(of: (id: String, peer: PeerID).self, bufferingPolicy: .bufferingNewest(256))
+        (leaveRequests, leaveSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         // Members others introduce face the same policy as those who invite us. Without a handler the library admits
         // them, which is what `all` and `none` mean for them.
         if accept == .ask || accept == .known {
@@ -162,6 +167,9 @@ final class Room: Sendable {
             }
         }
     }
+
+    /// Ends the face's run loop, which then leaves the room.
+    func leaveRequested() { leaveSink.yield() }
 
     /// The room we are in; nil until we host it or got in.
     var identity: RoomIdentity? { state.withLockedValue { $0.identity } }
@@ -199,9 +207,13 @@ final class Room: Sendable {
                 for await _ in TerminationSignals.stream() { return true }
                 return true
             }
+            group.addTask {
+                for await _ in self.leaveRequests { return true }
+                return true
+            }
             if readInput {
                 group.addTask {
-                    for await line in screen?.lines ?? LineReader.lines() where await !self.handle(line) { return true }
+                    for await line in screen?.lines ?? LineReader.lines() { await self.handle(line) }
                     // Ctrl-D on a terminal leaves; a script's input running out (`peermesh host lobby &`) does not.
                     return isatty(STDIN_FILENO) == 1
                 }
@@ -280,69 +292,35 @@ final class Room: Sendable {
 
     // MARK: Input
 
-    /// Handles one typed line; returns false to leave.
-    private func handle(_ typed: String) async -> Bool {
-        let line = typed.trimmed
-        if handleAdmission(line) { return true }
-        switch line {
-        case "":
-            return true
-        case "/quit":
-            return false
-        case "/peers":
-            await listPeers(to: output)
-            return true
-        case "/help":
+    /// Handles one typed line: does what it asks (`TypedLine`) and says what failed, each on one line.
+    private func handle(_ typed: String) async {
+        let asked = TypedLine.parse(typed) { URL(fileURLWithPath: UserDirectories.current.expandingTilde($0)).path }
+        switch asked {
+        case .nothing:
+            break
+        case .help:
             writeLine("Type a line to send it to everyone. /send [@name] <path> sends a file or folder, /peers lists members, /quit leaves.")
             writeLine("/transfers lists files on their way; /cancel N stops one, /cancel all stops every one (on both sides).")
             writeLine("Questions (join requests with --accept ask, files with --files ask): y/n answers the one shown, /accept N and /decline N any of them, /requests lists them.")
             if Console.live != nil {
                 writeLine("Tab completes @names (a name with spaces comes out as @\"Dan Smith\"), commands and paths; Up and Down recall earlier lines.")
             }
-            return true
-        case let command where command == "/send" || command.hasPrefix("/send "):
-            Task { await sendFile(command) }
-            return true
-        case "/transfers":
-            listTransfers()
-            return true
-        case let command where command == "/cancel" || command.hasPrefix("/cancel "):
-            cancelTransfers(String(command.dropFirst("/cancel".count)))
-            return true
-        case let command where command.hasPrefix("/"):
-            output.error("Unknown command \(command.split(separator: " ").first ?? ""); /help lists them.")
-            return true
-        default:
-            let members = session.connectedPeers
-            guard !members.isEmpty else {
-                output.error("Nobody else is in the room yet; your line was not sent.")
-                return true
+        case .refused(let message):
+            output.error(message)
+        case .request(let request):
+            // A file goes on while the person types on.
+            if case .send = request {
+                Task { await perform(request, typed: typed) }
+            } else {
+                await perform(request, typed: typed)
             }
-            do {
-                // The chat line as typed, its spaces included.
-                try await session.send(RoomMessage.chat(typed).encoded, to: members)
-                if output.json { output.event("sent", ["text": .string(typed), "to": .int(members.count)], human: "") }
-            } catch {
-                output.error(UserWords.explain(error), code: error.code)
-            }
-            return true
         }
     }
 
-    /// `/send <path>` to everyone, `/send @name <path>` to one member; errors are one line each.
-    private func sendFile(_ command: String) async {
-        guard let request = SendRequest(parsing: String(command.dropFirst("/send".count))) else {
-            output.error(SendRequest.badQuote)
-            return
-        }
-        let rest = request.path
-        guard !rest.isEmpty else {
-            output.error(SendRequest.usage)
-            return
-        }
+    /// Does a typed request; a y/n with no question shown was a chat line after all.
+    private func perform(_ request: RoomRequest, typed: String) async {
         do {
-            let recipients = try recipients(named: request.recipient)
-            try await send(FileBatch([URL(fileURLWithPath: UserDirectories.current.expandingTilde(rest))]), to: recipients)
+            do { try await perform(request, from: .terminal) } catch is NothingAsked { try await perform(.say(text: typed), from: .terminal) }
         } catch let error as CLIError {
             output.error(error.description)
         } catch let error as PeerMeshError {
@@ -355,7 +333,7 @@ final class Room: Sendable {
     /// The members, one `peer` event each (`/peers`, `peermesh peers`).
     func listPeers(to output: RoomOutput) async {
         let members = session.connectedPeers
-        if members.isEmpty { output.event("peers", ["count": 0], human: "nobody else is in the room") }
+        if members.isEmpty { output.event(.peers(.init(count: 0)), human: "nobody else is in the room") }
         for peer in members {
             let security = await session.security(of: peer)
             let code = security?.verificationCode ?? "pending"
@@ -365,7 +343,7 @@ final class Room: Sendable {
             case nil: "unreachable"
             }
             let protection = Self.protection(security)
-            output.event("peer", RoomOutput.fields(peer).merging(["code": .string(code), "route": .string(route), "encryption": .string(protection)]) { $1 },
+            output.event(.peer(.init(peer: peer.displayName, peerId: peer.id, code: code, route: route, encryption: protection)),
                          human: "\(peer) — verification code \(code) — \(route), \(protection)")
         }
     }

@@ -40,7 +40,7 @@ struct HostCommand: AsyncParsableCommand {
             let identity = RoomIdentity(name: name, host: me)
             room.entered(identity)
             try await stay(in: room, lock: lock, announcing: Announcement(
-                event: "hosting", fields: identity.fields.merging(RoomOutput.fields(me)) { $1 },
+                event: .hosting(identity.entered(with: me)),
                 human: "hosting \"\(name)\" as \(me) — type to chat, /peers, /quit"
             )) {
                 await JoinCode.announce(for: identity, session: room.session, qr: qr, output: room.output)
@@ -100,7 +100,7 @@ struct JoinCommand: AsyncParsableCommand {
                                                          example: "peermesh join", output: room.output)
             room.entered(identity)
             try await stay(in: room, lock: lock, announcing: Announcement(
-                event: "joined-room", fields: identity.fields.merging(RoomOutput.fields(member)) { $1 },
+                event: .joinedRoom(identity.entered(with: member)),
                 human: identity.name.isEmpty ? "joined \(member)'s room — type to chat, /peers, /quit"
                                              : "joined \"\(identity.name)\" through \(member) — type to chat, /peers, /quit"
             ), hosting: false)
@@ -169,7 +169,8 @@ struct SendCommand: AsyncParsableCommand {
             do {
                 if let message {
                     let count = try await room.say(message, timeout: .milliseconds(Int64(timeout * 1000)))
-                    output.event("delivered", identity.fields.merging(["to": .int(count)]) { $1 },
+                    output.event(.delivered(.init(room: identity.name, host: identity.hostName, hostId: identity.hostID,
+                                                  hostFingerprint: identity.hostFingerprint, to: count)),
                                  human: "delivered to \(count) member(s) of \"\(identity.name)\" (through \(member.displayName))")
                 }
                 if let batch {
@@ -205,11 +206,11 @@ extension SendCommand {
             }
         }
         if let message {
-            guard try await RoomControl.ask(ControlRequest(request: .say, id: "say", text: message, timeout: timeout), keyID: me.id, output: output, check: check) else { return false }
+            guard try await RoomControl.ask(ControlRequest(id: "say", request: .say(text: message, timeout: timeout)), keyID: me.id, output: output, check: check) else { return false }
         }
         if batch != nil {
             let paths = file.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
-            guard try await RoomControl.ask(ControlRequest(request: .send, id: "send", paths: paths), keyID: me.id, output: output, check: check) else { return false }
+            guard try await RoomControl.ask(ControlRequest(id: "send", request: .send(paths: paths)), keyID: me.id, output: output, check: check) else { return false }
         }
         return true
     }
@@ -219,8 +220,7 @@ extension SendCommand {
 
 /// The first line a room prints: what we did (hosting, joined) and how to go on.
 struct Announcement {
-    let event: String
-    let fields: [String: JSONField]
+    let event: RoomEvent
     let human: TerminalLine
 }
 
@@ -280,13 +280,13 @@ func openToOthers(_ room: Room, lock: IdentityLock, announcing announcement: Ann
     } catch {
         let why = UserWords.explain(error)
         if hosting {
-            room.output.event("discovery-off", ["message": .string(why), "code": .string(error.code.name)],
+            room.output.event(.discoveryOff(.init(message: why, code: error.code.name)),
                               human: "warning: discovery is off, so nobody nearby sees the room by its name: \(why) The room is open all the same: others join with the code or an address below.")
         } else {
             room.output.error("Others cannot find the room through you: \(why)")
         }
     }
-    room.output.event(announcement.event, announcement.fields, human: announcement.human)
+    room.output.event(announcement.event, human: announcement.human)
     // Said at the start, not when a file arrives: the library refuses such a file before it is announced.
     if let problem = UserWords.unusableFolder(room.session.configuration.receivingDirectory) {
         room.output.error("Files others send you will fail: \(problem)")

@@ -65,9 +65,9 @@ struct RoomIdentity: Hashable, Sendable {
     /// `lobby@alice`: what a person types to pick this room.
     var label: String { "\(name)@\(hostName)" }
 
-    /// The JSON fields that name the room.
-    var fields: [String: JSONField] {
-        ["room": .string(name), "host": .string(hostName), "host_id": .string(hostID), "host_fingerprint": .string(hostFingerprint)]
+    /// The room and `member` as `hosting` and `joined-room` carry them.
+    func entered(with member: PeerID) -> RoomEvent.Entered {
+        .init(room: name, host: hostName, hostId: hostID, hostFingerprint: hostFingerprint, peer: member.displayName, peerId: member.id)
     }
 }
 

@@ -18,24 +18,23 @@ struct RoomOutput: Sendable {
 
     init(json: Bool) { self.json = json }
 
-    /// Prints event `name`: `fields` (plus `event` and `time`) as JSON, or `[HH:MM:SS] ` and `human`.
-    func event(_ name: String, _ fields: [String: JSONField] = [:], human: TerminalLine) {
+    /// Prints `event`: its JSON object (with `time`), or `[HH:MM:SS] ` and `human`, the sentence a person reads.
+    func event(_ event: RoomEvent, human: TerminalLine) {
         if printsHere {
-            writeLine(json ? Self.jsonLine(name, fields, at: .now) : Self.stamped(human))
+            writeLine(json ? event.json(at: .now) : Self.stamped(human))
         }
-        for listener in listeners { listener.heard(name, fields, human.text) }
+        for listener in listeners { listener.heard(event, human.text) }
     }
 
     /// An error: one escaped line on standard error (and a JSON `error` event with `--json`, with the library's error
     /// code when there is one).
     func error(_ message: String, code: PeerMeshError.Code? = nil) {
-        var fields: [String: JSONField] = ["message": .string(message)]
-        if let code { fields["code"] = .string(code.name) }
+        let event = RoomEvent.error(.init(message: message, code: code?.name))
         if printsHere {
-            if json { writeLine(Self.jsonLine("error", fields, at: .now)) }
+            if json { writeLine(event.json(at: .now)) }
             printError("error: \(message)")
         }
-        for listener in listeners { listener.heard("error", fields, "error: " + TerminalText.escaped(message)) }
+        for listener in listeners { listener.heard(event, "error: " + TerminalText.escaped(message)) }
     }
 
     /// This output, also heard by `listener`.
@@ -53,7 +52,8 @@ struct RoomOutput: Sendable {
         return copy
     }
 
-    /// One event as a JSON object: `fields`, `event` and `time`, keys sorted; numbers and booleans as JSON has them.
+    /// A line of the control protocol that is not a room event (`control`, `hello`, `ready`, `done`, `failed`,
+    /// `upload`) or of `peermesh doctor --json`, as a JSON object: `fields`, `event` and `time`, keys sorted.
     static func jsonLine(_ name: String, _ fields: [String: JSONField], at time: Date) -> String {
         var object = fields
         object["event"] = .string(name)
@@ -81,39 +81,10 @@ struct RoomOutput: Sendable {
         }
         return [parts.tm_hour, parts.tm_min, parts.tm_sec].map { NumberText.padded(Int($0), width: 2, fill: "0") }.joined(separator: ":")
     }
-
-    /// The JSON fields that name a peer: `peer` (display name) and `peer_id` (key ID).
-    static func fields(_ peer: PeerID) -> [String: JSONField] {
-        ["peer": .string(peer.displayName), "peer_id": .string(peer.id)]
-    }
-}
-
-/// One value of a `--json` event: text, a whole number or a yes/no, so that scripts read counts and sizes as JSON
-/// numbers, not as strings.
-enum JSONField: Sendable, Equatable, Encodable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
-    case string(String)
-    case number(Int64)
-    case bool(Bool)
-
-    init(stringLiteral value: String) { self = .string(value) }
-
-    init(integerLiteral value: Int64) { self = .number(value) }
-
-    /// A count or size.
-    static func int(_ value: Int) -> JSONField { .number(Int64(value)) }
-
-    func encode(to encoder: any Encoder) throws {
-        var single = encoder.singleValueContainer()
-        switch self {
-        case .string(let text): try single.encode(text)
-        case .number(let number): try single.encode(number)
-        case .bool(let flag): try single.encode(flag)
-        }
-    }
 }
 
 /// Someone who hears a room's events besides its terminal: a control client (`Control/`).
 struct RoomListener: Sendable {
-    /// Called with each event's name, fields and human line (escaped, without its time stamp).
-    let heard: @Sendable (_ name: String, _ fields: [String: JSONField], _ text: String) -> Void
+    /// Called with each event and its human line (escaped, without its time stamp).
+    let heard: @Sendable (_ event: RoomEvent, _ text: String) -> Void
 }

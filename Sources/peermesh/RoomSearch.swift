@@ -60,7 +60,7 @@ final class RoomSearch: Sendable {
                     }
                 }
             case .browser(.browseFailed(let error)):
-                output.event("browse-failed", ["message": .string(error.message), "code": .string(error.code.name)],
+                output.event(.browseFailed(.init(message: error.message, code: error.code.name)),
                              human: "\(UserWords.explain(error))")
             case .browser:
                 continue

@@ -14,20 +14,17 @@ struct TrustOnFirstUse: Sendable {
             output.error("\(peer) was refused: \(error.description)")
             return false
         }
-        var fields = RoomOutput.fields(peer)
-        fields["fingerprint"] = .string(peer.fingerprint)
         switch verdict {
         case .known:
             return true
         case .remembered:
-            output.event("remembered", fields, human: "remembered \(peer.displayName)'s key \(peer.fingerprint) in \(file.url.path)")
+            output.event(.remembered(.init(peer: peer.displayName, peerId: peer.id, fingerprint: peer.fingerprint)), human: "remembered \(peer.displayName)'s key \(peer.fingerprint) in \(file.url.path)")
             return true
         case .changed(let remembered):
             let old = KnownPeersHelp.fingerprint(remembered)
-            fields["remembered_id"] = .string(remembered)
-            fields["remembered_fingerprint"] = .string(old)
             let name = KnownPeersHelp.shellWord(peer.displayName)
-            output.event("key-changed", fields, human: """
+            output.event(.keyChanged(.init(peer: peer.displayName, peerId: peer.id, fingerprint: peer.fingerprint, rememberedId: remembered,
+                                           rememberedFingerprint: old)), human: """
                 WARNING: refused \(peer.displayName): its key \(peer.fingerprint) is not the key remembered for that name \
                 (\(old)). Someone may be posing as \(peer.displayName). If \(peer.displayName) really has a new key, \
                 check it with them, then run `peermesh trust \(name) \(peer.id)` (or `peermesh forget \(name)`).

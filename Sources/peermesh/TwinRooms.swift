@@ -9,7 +9,8 @@ enum TwinRooms {
         defer { search.browser.stop() }
         _ = await search.run(until: nil) { _, change in
             guard case .room(let other) = change, let line = warning(about: other, ours: ours) else { return .keepLooking }
-            output.event("twin-room", other.fields.merging(["yours": .string(ours.label)]) { $1 }, human: line)
+            output.event(.twinRoom(.init(room: other.name, host: other.hostName, hostId: other.hostID, hostFingerprint: other.hostFingerprint,
+                                         yours: ours.label)), human: line)
             return .keepLooking
         }
     }

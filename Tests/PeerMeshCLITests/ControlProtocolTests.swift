@@ -5,15 +5,38 @@ import Testing
 /// The control socket's requests and events (docs/control-protocol.md), and the lock that keeps one process per
 /// identity (#37 item 1).
 struct ControlProtocolTests {
-    static func decode(_ line: String) -> Result<ControlRequest, ControlRejection> { ControlRequest.decode(Data(line.utf8)) }
+    static func decode(_ line: String) -> Result<ControlRequest, ControlRejection> {
+        ControlRequest.decode(Data(line.utf8), accepting: ControlProtocol.requests)
+    }
 
     @Test func requestsAreReadWithTheirFields() throws {
         let say = try Self.decode(#"{"request":"say","id":"1","text":"hi","timeout":2.5}"#).get()
-        #expect(say == ControlRequest(request: .say, id: "1", text: "hi", timeout: 2.5))
+        #expect(say == ControlRequest(id: "1", request: .say(text: "hi", timeout: 2.5)))
         let send = try Self.decode(#"{"request":"send","id":"x","paths":["/a b"],"to":"bob"}"#).get()
-        #expect(send.paths == ["/a b"] && send.to == "bob")
+        #expect(send.request == .send(paths: ["/a b"], to: "bob"))
         // What a client writes reads back the same.
-        #expect(try ControlRequest.decode(send.line.dropLast()).get() == send)
+        #expect(try ControlRequest.decode(send.line.dropLast(), accepting: ControlProtocol.requests).get() == send)
+    }
+
+    /// Every request of the one vocabulary survives its JSON form (the page's and the control socket's).
+    @Test(arguments: [
+        RoomRequest.peers, .say(text: "hi"), .say(text: "hi", timeout: 2.5), .send(paths: ["/a", "/b c"]), .send(paths: ["/a"], to: "Dan Smith"),
+        .browse(), .browse(timeout: 1, domains: ["example.org"], dnsServers: ["10.0.0.53"]), .follow,
+        .answer(question: nil, accept: true), .answer(question: .number(3), accept: false), .answer(question: .name("bob"), accept: true, always: true),
+        .cancel(which: "2"), .cancel(which: "all"), .cancel(which: ""), .transfers, .requests, .leave,
+    ])
+    func everyRequestRoundTrips(_ request: RoomRequest) throws {
+        let asked = ControlRequest(id: "r", request: request)
+        #expect(try ControlRequest.decode(asked.line.dropLast(), accepting: RoomRequest.Kind.allCases).get() == asked)
+    }
+
+    @Test func eachFaceTakesOnlyItsOwnRequests() {
+        // The control socket does not answer questions or leave the room; the page does not follow.
+        #expect((try? Self.decode(#"{"request":"leave","id":"1"}"#).get()) == nil)
+        #expect((try? ControlRequest.decode(Data(#"{"request":"follow","id":"1"}"#.utf8), accepting: WebRoom.roomRequests).get()) == nil)
+        let answer = ControlRequest.decode(Data(#"{"request":"answer","id":"1","number":2,"accept":true,"always":true}"#.utf8), accepting: WebRoom.roomRequests)
+        #expect((try? answer.get())?.request == .answer(question: .number(2), accept: true, always: true))
+        #expect((try? ControlRequest.decode(Data(#"{"request":"answer","id":"1","number":2}"#.utf8), accepting: WebRoom.roomRequests).get()) == nil)
     }
 
     @Test func badRequestsSayWhatIsWrong() {
@@ -32,12 +55,16 @@ struct ControlProtocolTests {
     }
 
     @Test func eventsCarryTheirTextAndRequest() throws {
-        let line = ControlEvent.line("delivered", ["to": .int(2), "room": "lobby"], text: "delivered to 2", request: "r1")
+        let line = ControlEvent.line(.delivered(.init(room: "lobby", to: 2)), text: "delivered to 2", request: "r1")
         #expect(line.last == UInt8(ascii: "\n"))
         let event = try #require(ControlEvent.decode(line.dropLast()))
         #expect(event.name == "delivered" && event.number("to") == 2 && event.string("room") == "lobby")
         #expect(event.string("text") == "delivered to 2" && event.string("request") == "r1")
         #expect(ControlEvent.decode(Data(#"{"no":"event"}"#.utf8)) == nil)
+        #expect(RoomEvent.decoded(line.dropLast()) == .delivered(.init(room: "lobby", to: 2)))
+        // A chat line's own text stays `text`; the sentence a person reads is then `line`.
+        let chat = try #require(ControlEvent.decode(ControlEvent.line(.said(.init(text: "hi", from: "web")), text: "you: hi", request: nil).dropLast()))
+        #expect(chat.string("text") == "hi" && chat.string("line") == "you: hi")
     }
 
     @Test func thePlaceIsTheRuntimeDirectoryElseAPrivateOneInTmp() {

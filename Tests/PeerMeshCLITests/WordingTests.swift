@@ -65,9 +65,8 @@ struct WordingTests {
     }
 
     @Test func jsonNumbersAreNumbers() {
-        let line = RoomOutput.jsonLine("file-sending", ["file": "a.bin", "bytes": .number(1234), "to": .int(2), "shown": .bool(true)],
-                                       at: Date(timeIntervalSince1970: 0))
-        #expect(line == #"{"bytes":1234,"event":"file-sending","file":"a.bin","shown":true,"time":"1970-01-01T00:00:00Z","to":2}"#)
+        let line = RoomEvent.fileSending(.init(file: "a.bin", files: 1, bytes: 1234, to: 2)).json(at: Date(timeIntervalSince1970: 0), extra: ["shown": .bool(true)])
+        #expect(line == #"{"bytes":1234,"event":"file-sending","file":"a.bin","files":1,"shown":true,"time":"1970-01-01T00:00:00Z","to":2}"#)
     }
 
     @Test func libraryWarningsReachTheTerminalOnlyWhenVerbose() {

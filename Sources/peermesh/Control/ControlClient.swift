@@ -8,10 +8,10 @@ enum ControlClient {
     struct NoAnswer: Error {}
 
     /// Connects to the room at `place`, shows its first line (`control`) to `check`, which may throw to stop before
-    /// anything is asked, then sends `request` and hands every event that answers it to `heard`, until the room says
+    /// anything is asked, then sends `request` and hands every event that answers it (the line, and as read) to `heard`, until the room says
     /// `done` or `failed`; returns that last event.
     static func ask(_ request: ControlRequest, at place: ControlPlace, check: (ControlEvent) throws -> Void,
-                    heard: (ControlEvent) -> Void) async throws -> ControlEvent {
+                    heard: (_ line: Data, _ event: ControlEvent) -> Void) async throws -> ControlEvent {
         let channel: NIOAsyncChannel<ByteBuffer, ByteBuffer>
         do {
             channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -35,9 +35,10 @@ enum ControlClient {
             try check(hello)
             try await outbound.write(ByteBuffer(data: request.line))
             while let line = try await lines.next() {
-                guard let event = ControlEvent.decode(Data(buffer: line)), event.string("request") == request.id else { continue }
+                let data = Data(buffer: line)
+                guard let event = ControlEvent.decode(data), event.string("request") == request.id else { continue }
                 if event.name == "done" || event.name == "failed" { return event }
-                heard(event)
+                heard(data, event)
             }
             throw CLIError("The open room closed before it answered (it quit, or was stopped).")
         }

@@ -67,7 +67,7 @@ final class ControlServer: Sendable {
         try? await client.executeThenClose { inbound, outbound in
             let connection = ControlConnection()
             let (fields, text) = hello()
-            connection.send("control", fields, text: text, request: nil)
+            connection.sendFrame("control", fields, text: text, request: nil)
             async let written: Void = {
                 for await line in connection.lines {
                     do { try await outbound.write(ByteBuffer(bytes: line)) } catch { return }
@@ -76,11 +76,11 @@ final class ControlServer: Sendable {
             await withTaskGroup(of: Void.self) { group in
                 do {
                     for try await line in inbound {
-                        switch ControlRequest.decode(Data(buffer: line)) {
+                        switch ControlRequest.decode(Data(buffer: line), accepting: ControlProtocol.requests) {
                         case .success(let request):
                             group.addTask { await handle(request, connection) }
                         case .failure(let rejection):
-                            connection.send("error", ["message": .string(rejection.message), "code": "badRequest"],
+                            connection.send(.error(.init(message: rejection.message, code: "badRequest")),
                                             text: "error: \(rejection.message)", request: rejection.id)
                         }
                     }
@@ -114,8 +114,18 @@ final class ControlConnection: Sendable {
     }
 
     /// Sends one event line.
-    func send(_ name: String, _ fields: [String: JSONField], text: String, request: String?) {
-        if case .dropped = sink.yield(ControlEvent.line(name, fields, text: text, request: request)) {
+    /// Sends a line of the protocol itself, not a room event: `control`, `hello`, `ready`, `done`, `failed`, `upload`.
+    func sendFrame(_ name: String, _ fields: [String: JSONField], text: String, request: String?) {
+        queue(ControlEvent.line(name, fields, text: text, request: request))
+    }
+
+    /// Sends a room event with its sentence, the request it answers, and the face's own fields (`extra`).
+    func send(_ event: RoomEvent, text: String, request: String?, extra: [String: JSONField] = [:]) {
+        queue(ControlEvent.line(event, text: text, request: request, extra: extra))
+    }
+
+    private func queue(_ line: Data) {
+        if case .dropped = sink.yield(line) {
             sink.finish()
             overflowed()
         }
@@ -123,7 +133,7 @@ final class ControlConnection: Sendable {
 
     /// A listener that sends every event it hears to this client, marked as answering `request`.
     func listener(for request: String?) -> RoomListener {
-        RoomListener { [weak self] name, fields, text in self?.send(name, fields, text: text, request: request) }
+        RoomListener { [weak self] event, text in self?.send(event, text: text, request: request) }
     }
 
     /// Ends the connection's output.
@@ -134,14 +144,14 @@ final class ControlConnection: Sendable {
     func answering(_ id: String, _ body: () async throws -> Void) async {
         do {
             try await body()
-            send("done", [:], text: "", request: id)
+            sendFrame("done", [:], text: "", request: id)
         } catch let error as CLIError {
-            send("failed", ["message": .string(error.description), "exit": .number(Int64(error.exitCode))], text: "error: \(TerminalText.escaped(error.description))", request: id)
+            sendFrame("failed", ["message": .string(error.description), "exit": .number(Int64(error.exitCode))], text: "error: \(TerminalText.escaped(error.description))", request: id)
         } catch let error as PeerMeshError {
             let why = UserWords.explain(error)
-            send("failed", ["message": .string(why), "code": .string(error.code.name), "exit": 1], text: "error: \(TerminalText.escaped(why))", request: id)
+            sendFrame("failed", ["message": .string(why), "code": .string(error.code.name), "exit": 1], text: "error: \(TerminalText.escaped(why))", request: id)
         } catch {
-            send("failed", ["message": .string("\(error)"), "exit": 1], text: "error: \(error)", request: id)
+            sendFrame("failed", ["message": .string("\(error)"), "exit": 1], text: "error: \(error)", request: id)
         }
     }
 

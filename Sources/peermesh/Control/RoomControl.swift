@@ -10,16 +10,20 @@ enum RoomControl {
                     check: (ControlEvent) throws -> Void) async throws -> Bool {
         let outcome: ControlEvent
         do {
-            outcome = try await ControlClient.ask(request, at: ControlPlace(keyID: keyID), check: check) { event in
-                var fields = event.fields
+            outcome = try await ControlClient.ask(request, at: ControlPlace(keyID: keyID), check: check) { line, said in
                 // `line` is the human line of an event whose own `text` is the chat line itself.
-                let text = event.string("line") ?? event.string("text") ?? ""
-                if fields.removeValue(forKey: "line") == nil { fields["text"] = nil }
-                fields["request"] = nil
-                if event.name == "error" {
-                    output.error(event.string("message") ?? text)
-                } else {
-                    output.event(event.name, fields, human: TerminalLine(stringLiteral: text))
+                let text = said.string("line") ?? said.string("text") ?? ""
+                switch RoomEvent.decoded(line) {
+                case .error(let failure)?:
+                    output.error(failure.message)
+                case .unknown(let name, var fields)?:
+                    // From a newer room: passed on as it came, without the protocol's own fields.
+                    for key in ["text", "line", "request"] { fields[key] = nil }
+                    output.event(.unknown(name: name, fields: fields), human: TerminalLine(stringLiteral: text))
+                case let event?:
+                    output.event(event, human: TerminalLine(stringLiteral: text))
+                case nil:
+                    break
                 }
             }
         } catch is ControlClient.NoAnswer {

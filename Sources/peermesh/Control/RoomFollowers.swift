@@ -6,9 +6,9 @@ final class RoomFollowers: Sendable {
 
     /// The listener the room's output includes: it passes each event on to every follower.
     var listener: RoomListener {
-        RoomListener { [weak self] name, fields, text in
+        RoomListener { [weak self] event, text in
             guard let listeners = self?.following.withLockedValue({ Array($0.listeners.values) }) else { return }
-            for listener in listeners { listener.heard(name, fields, text) }
+            for listener in listeners { listener.heard(event, text) }
         }
     }
 

@@ -1,11 +1,11 @@
 /// What a page that connects (or reloads) is shown of the past: the last chat lines and the files received, each
 /// received file with the number its download link names.
 struct WebHistory: Sendable {
-    /// One event as the room said it.
+    /// One event as the room said it, with the page's own fields (a received file's download link).
     struct Event: Sendable {
-        let name: String
-        let fields: [String: JSONField]
+        let event: RoomEvent
         let text: String
+        var extra: [String: JSONField] = [:]
     }
 
     /// How many chat lines a page gets back.
@@ -22,13 +22,21 @@ struct WebHistory: Sendable {
     private(set) var paths: [Int: String] = [:]
     private var nextNumber = 1
 
-    /// The events `entrance` keeps.
-    static let entranceEvents: Set<String> = ["hosting", "joined-room", "join-code", "join-address", "advertised", "renamed", "discovery-off"]
+    /// Whether `entrance` keeps `event`.
+    static func isEntrance(_ event: RoomEvent) -> Bool {
+        switch event {
+        case .hosting, .joinedRoom, .joinCode, .joinAddress, .advertised, .renamed, .discoveryOff: true
+        default: false
+        }
+    }
 
     /// Keeps an event of how we are in the room; entering a room starts the list again.
-    mutating func entered(_ event: Event) {
-        if event.name == "hosting" || event.name == "joined-room" { entrance = [] }
-        entrance.append(event)
+    mutating func entered(_ kept: Event) {
+        switch kept.event {
+        case .hosting, .joinedRoom: entrance = []
+        default: break
+        }
+        entrance.append(kept)
     }
 
     /// Keeps a chat event (`message`, `said`); the oldest goes past `chatLines`.

@@ -14,16 +14,12 @@ final class WebRoom: Sendable {
     private let history = NIOLockedValueBox(WebHistory())
     /// Entering a room (or in one), the control socket, and the tasks that run while we are in it.
     private let entered = NIOLockedValueBox<(busy: Bool, control: ControlServer?, tasks: [Task<Void, Never>])>((false, nil, []))
-    /// Ends `run` when a page asks to leave.
-    private let leaving: AsyncStream<Void>.Continuation
-    private let leaveRequests: AsyncStream<Void>
 
     init(room: Room, token: WebToken, lock: IdentityLock, uploads: WebUploads) {
         self.room = room
         self.token = token
         self.lock = lock
         self.uploads = uploads
-        (leaveRequests, leaving) = AsyncStream.makeStream(of: Void.self)
     }
 
     // MARK: Running
@@ -43,7 +39,7 @@ final class WebRoom: Sendable {
             group.addTask { await self.reportProgress(); return false }
             group.addTask { await alsoRun(); return false }
             group.addTask {
-                for await _ in self.leaveRequests { return true }
+                for await _ in self.room.leaveRequests { return true }
                 return true
             }
             group.addTask {
@@ -70,7 +66,7 @@ final class WebRoom: Sendable {
             let identity = RoomIdentity(name: name, host: me)
             room.entered(identity)
             let control = try await openToOthers(room, lock: lock, announcing: Announcement(
-                event: "hosting", fields: identity.fields.merging(RoomOutput.fields(me)) { $1 },
+                event: .hosting(identity.entered(with: me)),
                 human: "hosting \"\(name)\" as \(me) — in the page"), hosting: true)
             await JoinCode.announce(for: identity, session: room.session, qr: false, output: room.output)
             let room = self.room, serviceType = room.serviceType
@@ -85,7 +81,7 @@ final class WebRoom: Sendable {
                                                          through: nil, timeout: timeout, answerTimeout: 60, example: "peermesh join", output: room.output)
             room.entered(identity)
             let control = try await openToOthers(room, lock: lock, announcing: Announcement(
-                event: "joined-room", fields: identity.fields.merging(RoomOutput.fields(member)) { $1 },
+                event: .joinedRoom(identity.entered(with: member)),
                 human: identity.name.isEmpty ? "joined \(member)'s room — in the page" : "joined \"\(identity.name)\" through \(member) — in the page"),
                 hosting: false)
             return (control, [])
@@ -126,25 +122,25 @@ final class WebRoom: Sendable {
     /// A page connected: it hears `hello`, the state as the events that made it, `ready`, then every event.
     func attach(_ page: ControlConnection) async {
         let me = room.session.myPeerID, identity = room.identity
-        var hello = RoomOutput.fields(me)
+        var hello: [String: JSONField] = ["peer": .string(me.displayName), "peer_id": .string(me.id)]
         hello["version"] = .int(1)
         hello["room"] = .string(identity?.name ?? "")
         hello["room_host"] = .string(identity?.hostID ?? "")
         hello["room_host_name"] = .string(identity?.hostName ?? "")
         hello["hosting"] = .bool(identity?.hostID == me.id)
         hello["downloads"] = .string(room.session.configuration.receivingDirectory.path)
-        page.send("hello", hello, text: "peermesh web as \(me.displayName)", request: nil)
+        page.sendFrame("hello", hello, text: "peermesh web as \(me.displayName)", request: nil)
         // Listed under the history's lock: an event is either in the copy or sent to the page, never neither.
         let (entrance, chat, received) = history.withLockedValue { history in
             pages.withLockedValue { $0[ObjectIdentifier(page)] = page }
             return (history.entrance, history.chat, history.received)
         }
-        for event in entrance + chat + received { page.send(event.name, event.fields, text: event.text, request: nil) }
+        for kept in entrance + chat + received { page.send(kept.event, text: kept.text, request: nil, extra: kept.extra) }
         let privately = room.output.only(page.listener(for: nil))
         room.replayQuestions(to: privately)
         room.listTransfers(to: privately)
         await room.listPeers(to: privately)
-        page.send("ready", [:], text: "", request: nil)
+        page.sendFrame("ready", [:], text: "", request: nil)
     }
 
     /// A page went away: its unfinished uploads go too (what it asked the room to send goes on).
@@ -157,28 +153,31 @@ final class WebRoom: Sendable {
     /// Hears every event of the room: keeps what a page connecting later is shown, gives received files their
     /// download link, and passes each event to every page.
     private var listener: RoomListener {
-        RoomListener { [weak self] name, fields, text in
+        RoomListener { [weak self] event, text in
             guard let self else { return }
-            var fields = fields
-            let event = history.withLockedValue { history -> WebHistory.Event in
-                if name == "file-received", case .string(let path)? = fields["path"] {
-                    return history.receive(at: path) { number in
-                        fields["download"] = .int(number)
-                        fields["href"] = .string("/files/\(number)?k=\(token.downloadKey(number))")
-                        return WebHistory.Event(name: name, fields: fields, text: text)
+            let kept = history.withLockedValue { history -> WebHistory.Event in
+                switch event {
+                case .fileReceived(let file):
+                    return history.receive(at: file.path) { number in
+                        WebHistory.Event(event: event, text: text, extra: ["download": .int(number),
+                                                                           "href": .string("/files/\(number)?k=\(token.downloadKey(number))")])
                     }
+                case .message, .said:
+                    let kept = WebHistory.Event(event: event, text: text)
+                    history.said(kept)
+                    return kept
+                default:
+                    let kept = WebHistory.Event(event: event, text: text)
+                    if WebHistory.isEntrance(event) { history.entered(kept) }
+                    return kept
                 }
-                let event = WebHistory.Event(name: name, fields: fields, text: text)
-                if name == "message" || name == "said" { history.said(event) }
-                if WebHistory.entranceEvents.contains(name) { history.entered(event) }
-                return event
             }
-            broadcast(event.name, event.fields, text: event.text)
+            broadcast(kept.event, text: kept.text, extra: kept.extra)
         }
     }
 
-    private func broadcast(_ name: String, _ fields: [String: JSONField], text: String) {
-        for page in pages.withLockedValue({ Array($0.values) }) { page.send(name, fields, text: text, request: nil) }
+    private func broadcast(_ event: RoomEvent, text: String, extra: [String: JSONField] = [:]) {
+        for page in pages.withLockedValue({ Array($0.values) }) { page.send(event, text: text, request: nil, extra: extra) }
     }
 
     /// Where received file `number` is, for its download link.
@@ -201,22 +200,18 @@ final class WebRoom: Sendable {
                 table.entries.values.map { ($0, table.sample([$0.number], at: now)) }
             }
             for (entry, sample) in rows {
-                var fields = RoomOutput.fields(entry.peer)
-                fields["number"] = .int(entry.number)
-                fields["direction"] = .string(entry.direction == .sending ? "sending" : "receiving")
-                fields["file"] = .string(entry.name)
-                fields["bytes"] = .number(entry.total)
-                fields["done"] = .number(sample.completed)
+                var progress = RoomEvent.Progress(peer: entry.peer.displayName, peerId: entry.peer.id, number: entry.number,
+                                                  direction: entry.direction == .sending ? "sending" : "receiving", file: entry.name,
+                                                  bytes: entry.total, done: sample.completed, waiting: sample.waiting,
+                                                  interrupted: entry.interrupted ? true : nil)
                 if let rate = sample.bytesPerSecond {
-                    fields["bytes_per_second"] = .number(Int64(rate))
-                    if rate > 0 { fields["seconds_left"] = .number(Int64((Double(max(0, entry.total - sample.completed)) / rate).rounded(.up))) }
+                    progress.bytesPerSecond = Int64(rate)
+                    if rate > 0 { progress.secondsLeft = Int64((Double(max(0, entry.total - sample.completed)) / rate).rounded(.up)) }
                 }
-                if let waiting = sample.waiting { fields["waiting"] = .string(waiting) }
-                if entry.interrupted { fields["interrupted"] = .bool(true) }
-                broadcast("progress", fields, text: "")
+                broadcast(.progress(progress), text: "")
             }
             let current = Set(rows.map(\.0.number))
-            for number in shown.subtracting(current).sorted() { broadcast("transfer-ended", ["number": .int(number)], text: "") }
+            for number in shown.subtracting(current).sorted() { broadcast(.transferEnded(.init(number: number)), text: "") }
             shown = current
         }
     }
@@ -226,58 +221,33 @@ final class WebRoom: Sendable {
     /// Answers one WebSocket message from `page`.
     func handle(_ message: Data, from page: ControlConnection) async {
         guard let object = JSONValue.object(from: message), let kind = object["request"]?.string else {
-            page.send("error", ["message": "not a JSON object with \"request\"", "code": "badRequest"], text: "error: not a request", request: nil)
+            page.send(.error(.init(message: "not a JSON object with \"request\"", code: "badRequest")), text: "error: not a request", request: nil)
             return
         }
         let id = object["id"]?.string ?? ""
-        switch kind {
-        case "peers", "browse":
-            switch ControlRequest.decode(message) {
-            case .success(let request): await room.answer(request, on: page)
-            case .failure(let rejection): page.send("error", ["message": .string(rejection.message), "code": "badRequest"], text: "error: \(rejection.message)", request: id)
+        await page.answering(id) {
+            switch kind {
+            case "host":
+                try await host(try Self.text("room", in: object))
+            case "join":
+                try await join(try Self.text("room", in: object))
+            case "upload":
+                try await upload(object, id: id, for: page)
+            default:
+                guard RoomRequest.Kind(rawValue: kind).map(Self.roomRequests.contains) == true else {
+                    let known = ["browse", "host", "join", "peers", "say", "upload", "answer", "cancel", "transfers", "leave"]
+                    throw CLIError("unknown request \"\(kind)\" (known: \(known.joined(separator: ", ")))", exitCode: 2)
+                }
+                switch ControlRequest.decode(message, accepting: Self.roomRequests) {
+                case .success(let asked): try await room.perform(asked.request, from: .web, asker: page.listener(for: id))
+                case .failure(let rejection): throw CLIError(rejection.message, exitCode: 2)
+                }
             }
-        default:
-            await page.answering(id) { try await perform(kind, object, id: id, for: page) }
         }
     }
 
-    private func perform(_ kind: String, _ object: [String: JSONValue], id: String, for page: ControlConnection) async throws {
-        let privately = room.output.only(page.listener(for: id))
-        switch kind {
-        case "host":
-            try await host(try Self.text("room", in: object))
-        case "join":
-            try await join(try Self.text("room", in: object))
-        case "say":
-            let text = try Self.text("text", in: object)
-            room.output.event("said", ["text": .string(text), "from": "web"], human: "you (in the page): \(message: text)")
-            let count = try await room.say(text, timeout: .seconds(10))
-            room.output.event("delivered", ["room": .string(room.identity?.name ?? ""), "to": .int(count)], human: "delivered to \(count) member(s)")
-        case "upload":
-            try await upload(object, id: id, for: page)
-        case "answer":
-            guard let number = object["number"]?.int, let accept = object["accept"]?.bool else {
-                throw CLIError("answer needs \"number\" and \"accept\" (true or false).", exitCode: 2)
-            }
-            // "Always" is about files: it never lets anyone into the room.
-            if accept, object["always"]?.bool == true, let request = room.requests.withLockedValue({ $0.pending.first { $0.number == number }?.request }) {
-                switch request.kind {
-                case .file, .fileSet: room.trustedSenders.withLockedValue { _ = $0.insert(request.peer.id) }
-                case .invitation, .member: break
-                }
-            }
-            _ = room.handleAdmission("/\(accept ? "accept" : "decline") \(number)")
-        case "cancel":
-            guard let number = object["number"]?.int else { throw CLIError("cancel needs \"number\".", exitCode: 2) }
-            room.cancelTransfers(String(number))
-        case "transfers":
-            room.listTransfers(to: privately)
-        case "leave":
-            leaving.yield()
-        default:
-            throw CLIError("unknown request \"\(kind)\" (known: browse, host, join, peers, say, upload, answer, cancel, transfers, leave)", exitCode: 2)
-        }
-    }
+    /// What the page asks of the room itself; `host`, `join` and `upload` are the page's own.
+    static let roomRequests: [RoomRequest.Kind] = [.browse, .peers, .say, .answer, .cancel, .transfers, .leave]
 
     /// Announces an upload and sends its files as one batch while the page PUTs them (each read as it is written); the
     /// request ends when every member has them (or with what failed).
@@ -295,7 +265,7 @@ final class WebRoom: Sendable {
             throw CLIError(member == nil ? "Nobody else is in the room; nothing was sent." : "That member is no longer in the room.", exitCode: 4)
         }
         let upload = try uploads.begin(files, owner: ObjectIdentifier(page))
-        page.send("upload", ["upload": .string(upload.id), "files": .int(files.count)], text: "", request: id)
+        page.sendFrame("upload", ["upload": .string(upload.id), "files": .int(files.count)], text: "", request: id)
         // Sent or not, the upload is over once the send is: a PUT still running (of a file every member already had,
         // or after the members declined) is refused from here on.
         defer { uploads.drop(upload.id, because: PeerMeshError(.cancelled, "The room no longer needs this file: the send it was for has ended.")) }
