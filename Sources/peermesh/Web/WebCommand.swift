@@ -11,7 +11,7 @@ struct WebCommand: AsyncParsableCommand {
         commandName: "web",
         abstract: "Open the room in your web browser: a local page to host or join a room, chat, and send and receive files.",
         discussion: """
-            The page is served on 127.0.0.1 only, for your user only, with a secret that is new each time (in the address's \
+            The page is served on loopback only (127.0.0.1, and ::1 where the machine has it), for your user only, with a secret that is new each time (in the address's \
             #fragment, which the browser never sends anywhere). Quitting (Ctrl-C, or Leave in the page) closes it. \
             With ROOM, the page opens in that room: joined when it is found nearby, else hosted. docs/web-room.md has the details.
             """
@@ -54,7 +54,7 @@ struct WebCommand: AsyncParsableCommand {
             // The address with its secret goes to the user's own terminal, or to whoever asked for it with --no-open;
             // printed into a log (stdout not a terminal) while a browser opens it, it would only be a leak.
             let shown = isatty(STDOUT_FILENO) == 1 || noOpen ? launch.url : "http://127.0.0.1:\(server.port)/"
-            room.output.event("web", ["url": .string(shown), "port": .int(server.port)].merging(RoomOutput.fields(mesh.myPeerID)) { $1 },
+            room.output.event(.web(.init(peer: mesh.myPeerID.displayName, peerId: mesh.myPeerID.id, url: shown, port: server.port)),
                               human: "the room's page: \(shown) — Ctrl-C closes it")
             if !noOpen, let problem = launch.open() {
                 room.output.error("Could not open a browser (\(problem)); open the address above yourself.")
