@@ -62,6 +62,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The room: hosting and joining, admissions, chat, file sets, transfers and resume, known peers; driven by
+        // requests (`RoomRequest`), it reports events (`RoomEvent`) and writes nothing itself. `peermesh`'s terminal,
+        // control socket and page are its faces.
+        .target(
+            name: "PeerMeshRoom",
+            dependencies: [
+                "PeerMesh",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // Apple's Multipeer Connectivity API on top of PeerMesh, for MC code that should run unchanged.
         .target(
             name: "MultipeerConnectivity",
@@ -70,6 +81,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // A room bot written only against the room library: the example of an app on PeerMeshRoom, and a test's peer.
+        .executableTarget(name: "room-bot", dependencies: ["PeerMeshRoom", "PeerMesh"], path: "Examples/RoomBot"),
         // A chat written against Apple's MC API, unchanged: the demo's MC program and the MC tests' peer.
         .executableTarget(
             name: "mc-chat",
@@ -111,6 +124,7 @@ let package = Package(
             name: "peermesh",
             dependencies: [
                 "PeerMesh",
+                "PeerMeshRoom",
                 "PeerMeshAvahi",
                 "CStderrFilter",
                 "CQRencode",
@@ -138,7 +152,7 @@ let package = Package(
         // Scripts/bench's orchestration: baseline tools, namespaces, scenarios, medians and BENCHMARKS.md.
         .executableTarget(name: "bench-harness", path: "Benchmarks/BenchHarness"),
         // The CLI's pure pieces (wording, room selection, line parsing), reached with `@testable import peermesh`.
-        .testTarget(name: "PeerMeshCLITests", dependencies: ["peermesh"]),
+        .testTarget(name: "PeerMeshCLITests", dependencies: ["peermesh", "PeerMeshRoom"]),
         .testTarget(
             name: "PeerMeshCoreTests",
             dependencies: [
@@ -211,6 +225,7 @@ let package = Package(
                 "mc-crossed",
                 "mc-transceiver",
                 "mc-lazy-archive",
+                "room-bot",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import ArgumentParser
 import PeerMesh
 
@@ -5,7 +6,7 @@ import PeerMesh
 @main
 struct PeerMeshCommand: AsyncParsableCommand {
     /// The release, and the wire protocol version it speaks (peers need the same one).
-    static let version = "peermesh 0.14.5 (wire protocol \(Preamble.currentVersion))"
+    static let version = "peermesh 0.15.0 (wire protocol \(Preamble.currentVersion))"
 
     static let configuration = CommandConfiguration(
         commandName: "peermesh",

@@ -1,4 +1,5 @@
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// Tab in a room: names after `@` as `/send` reads them, commands at the start, paths elsewhere.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// The control socket's requests and events (docs/control-protocol.md), and the lock that keeps one process per

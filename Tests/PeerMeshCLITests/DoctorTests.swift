@@ -1,4 +1,5 @@
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// `peermesh doctor`'s judgement (issue #36 item 5): avahi-daemon.conf, nft rulesets and observations in, findings

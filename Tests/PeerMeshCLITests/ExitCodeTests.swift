@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// Scripts rely on exit codes: `--help` lists them, and the README lists the same, line for line.

@@ -1,6 +1,7 @@
 import Foundation
 import PeerMesh
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// What `/send` and `send --file` make of the paths people give: files and folders as the files that go, and the

@@ -1,6 +1,7 @@
 import Foundation
 import PeerMesh
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// Joining by address (issue #17 item 5): which text is an address, which stays a room name, host or fingerprint.

@@ -1,5 +1,6 @@
 import PeerMesh
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// Joining without discovery (issue #17 item 5): the code in a room selector, and its QR code.

@@ -1,4 +1,5 @@
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// Keys reach libedit as characters: UTF-8 put together byte by byte, broken bytes dropped.

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Testing
 
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// The room's one event vocabulary: every case survives its JSON form, and the form is the one scripts, the control

@@ -1,6 +1,7 @@
 import Foundation
 import PeerMesh
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// Rooms are a name plus the host's key (issue #17 item 2): what members advertise, how a person picks one, and what
@@ -37,7 +38,7 @@ struct RoomIdentityTests {
         #expect(RoomIdentity(discoveryInfo: ["room": tooLong], member: Self.bob) == nil)
         // Control characters in names reach the terminal only escaped.
         let evil = RoomIdentity(discoveryInfo: ["room": "lob\u{1b}[2Jby", "room-host": Self.alice.id, "room-host-name": "al\u{202e}ice"], member: Self.bob)!
-        let line = BrowseCommand.roomLine(evil, in: RoomDirectory())
+        let line = RoomBrowsing.roomLine(evil, in: RoomDirectory())
         #expect(!line.text.contains("\u{1b}") && !line.text.contains("\u{202e}") && line.text.contains("lob\\x1b[2Jby"), "\(line.text)")
     }
 

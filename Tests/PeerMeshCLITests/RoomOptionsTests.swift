@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import PeerMesh
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// Each room command takes the options that do something for it, and refuses the others instead of ignoring them.

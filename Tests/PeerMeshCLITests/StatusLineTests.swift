@@ -1,6 +1,7 @@
 import Foundation
 import PeerMesh
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// The status line under a room's output: one line, narrower than the terminal whatever the width, names or count.

@@ -1,4 +1,5 @@
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 @Suite("Terminal text")

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// The terminal's typed lines as the room's requests (`TypedLine`): the same requests the page and the control

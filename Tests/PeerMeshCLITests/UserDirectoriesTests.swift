@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// Received files go where the desktop keeps downloads (#37 item 2): `$HOME` before the password database, the

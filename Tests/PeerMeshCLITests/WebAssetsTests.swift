@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// The page `peermesh web` serves: the embedded copy is the one in `Sources/peermesh/Web/Assets`, small, and keeps to

@@ -1,5 +1,6 @@
 import NIOHTTP1
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// `WebGate` (docs/web-room.md; rules R2, R4–R7 and R10 of the localhost threat model): a table of request heads an

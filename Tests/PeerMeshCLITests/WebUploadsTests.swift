@@ -2,6 +2,7 @@ import Foundation
 import PeerMesh
 import PeerMeshCore
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// `WebUploads`: what a page may announce, where each PUT goes, and that nothing is left on disk when a file does not

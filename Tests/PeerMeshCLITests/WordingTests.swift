@@ -1,6 +1,7 @@
 import Foundation
 import PeerMesh
 import Testing
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// What a person reads: no API names, 24-hour clock, JSON numbers, library noise kept out of the room.

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import NIOCore
 
 /// Splits the control socket's bytes into lines (without the newline); a line longer than

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 
 /// The control protocol's messages (docs/control-protocol.md): JSON objects, one per line, over the room's Unix
@@ -10,16 +11,6 @@ enum ControlProtocol {
     static let maximumLineBytes = 256 * 1024
     /// What a client may ask.
     static let requests: [RoomRequest.Kind] = [.peers, .say, .send, .browse, .follow]
-}
-
-/// A request the room could not read; answered with an `error` event (code `badRequest`).
-struct ControlRejection: Error, Sendable, Equatable {
-    let id: String?
-    let message: String
-    init(id: String?, _ message: String) {
-        self.id = id
-        self.message = message
-    }
 }
 
 /// One line the room sends, as a client reads it: an event object (as `--json` prints it) with `text` and, when it

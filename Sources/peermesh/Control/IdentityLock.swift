@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 import PeerMesh
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 
 /// The command side of the control socket: `send`, `peers` and `browse` act through the open room of their identity

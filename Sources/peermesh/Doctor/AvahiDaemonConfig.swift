@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 
 /// avahi-daemon.conf as avahi-daemon reads it (an INI file: `[section]`, `key=value`, `#` and `;` comments), and

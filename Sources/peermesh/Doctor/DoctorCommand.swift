@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import ArgumentParser
 import FoundationEssentials
 import PeerMesh
@@ -38,7 +39,7 @@ struct DoctorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let output = RoomOutput(json: json)
+        let output = TerminalPrinter.output(json: json)
         let services = DoctorProbes.serviceManager()
         var checks: [DoctorCheck] = []
         func report(_ check: DoctorCheck) {

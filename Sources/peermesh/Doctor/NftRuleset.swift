@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 
 /// The kernel's firewall as `nft -a list ruleset` prints it (iptables-nft rules included), reduced to what decides

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 
 /// What Tab offers for the text before the cursor: members' names after `@`, the room's commands at the start of

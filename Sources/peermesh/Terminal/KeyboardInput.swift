@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import Glibc
 
 /// Standard input one character at a time, the way libedit asks for it (`EL_GETCFN`), except that a wait can be given

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import CEdit
 import FoundationEssentials
 #if canImport(Glibc)

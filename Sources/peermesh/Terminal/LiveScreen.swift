@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import Dispatch
 import FoundationEssentials
 import Glibc

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 
 /// One transfer in words and a bar — `sending big.bin [#######.......]  45%  12.3 MiB / 27.0 MiB  110.2 MiB/s  ETA 0:02`
@@ -11,8 +12,8 @@ enum ProgressBar {
     /// `transfer` in at most `columns` columns.
     static func render(_ transfer: TransferProgress, columns: Int) -> String {
         let percent = NumberText.padded(transfer.percent, width: 3) + "%"
-        let sizes = "\(bytes(transfer.completed)) / \(bytes(transfer.total))"
-        let speed = transfer.waiting.map { "waiting for " + $0 } ?? transfer.bytesPerSecond.map { "\(bytes(Int64($0)))/s" } ?? "starting"
+        let sizes = "\(NumberText.bytes(transfer.completed)) / \(NumberText.bytes(transfer.total))"
+        let speed = transfer.waiting.map { "waiting for " + $0 } ?? transfer.bytesPerSecond.map { "\(NumberText.bytes(Int64($0)))/s" } ?? "starting"
         let eta = transfer.waiting == nil ? "ETA " + (transfer.secondsLeft.map(clock) ?? "-:--") : ""
         func line(_ label: String, bar: Int?, _ fields: [String]) -> String {
             let drawn = bar.map { " [" + self.bar(transfer.fraction, width: $0) + "]" } ?? ""
@@ -43,15 +44,4 @@ enum ProgressBar {
         return hours > 0 ? "\(hours):\(two(minutes)):\(two(rest))" : "\(minutes):\(two(rest))"
     }
 
-    /// `512 B`, `12.3 MiB`: powers of 1024, one decimal.
-    static func bytes(_ count: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count)
-        var unit = 0
-        while value >= 1024, unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(count) B" : NumberText.oneDecimal(value) + " " + units[unit]
-    }
 }

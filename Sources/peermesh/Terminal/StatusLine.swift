@@ -1,3 +1,4 @@
+import PeerMeshRoom
 /// The one status line under the room's output: every transfer under way, in one line that fits the terminal.
 ///
 /// One transfer shows as its progress bar (`ProgressBar`); several are summarised — how many, their combined speed and
@@ -24,7 +25,7 @@ enum StatusLine {
         let speed = moving.reduce(0) { $0 + ($1.bytesPerSecond ?? 0) }
         let left = moving.reduce(Int64(0)) { $0 + max($1.total - $1.completed, 0) }
         let eta = "ETA " + (speed > 0 ? ProgressBar.clock(Int((Double(left) / speed).rounded(.up))) : "-:--")
-        let heads = [[count, "\(ProgressBar.bytes(Int64(speed)))/s", eta], [count, eta], [count]].map { $0.joined(separator: " · ") }
+        let heads = [[count, "\(NumberText.bytes(Int64(speed)))/s", eta], [count, eta], [count]].map { $0.joined(separator: " · ") }
         let head = heads.first { TerminalColumns.width(of: $0) <= columns } ?? TerminalColumns.truncate(count, to: columns)
         var line = head
         for (index, transfer) in transfers.enumerated() {

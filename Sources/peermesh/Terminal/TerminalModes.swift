@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import Glibc
 
 /// The terminal's modes before libedit made it raw, put back at `exit` should the process end some other way than

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 /// A file transfer at one moment, as the status line shows it. Pure: the speed is measured by whoever samples it.
 struct TransferProgress: Equatable, Sendable {
     /// Which way the file goes.
@@ -31,30 +32,4 @@ struct TransferProgress: Equatable, Sendable {
         guard waiting == nil, let rate = bytesPerSecond, rate > 0 else { return nil }
         return Int((Double(max(total - completed, 0)) / rate).rounded(.up))
     }
-}
-
-/// How fast bytes move since a moment: the status line's speed counts from the last time a transfer (re)started, so
-/// a resume does not count the part already held as just sent.
-struct TransferBaseline: Sendable, Equatable {
-    /// Bytes done at that moment.
-    var bytes: Int64
-    /// The moment.
-    var at: ContinuousClock.Instant
-
-    /// Bytes a second from the baseline to `completed` at `now`.
-    func rate(_ completed: Int64, at now: ContinuousClock.Instant) -> Double {
-        let elapsed = now - at
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(max(completed - bytes, 0)) / max(seconds, 0.001)
-    }
-}
-
-/// What the status line samples about one transfer about ten times a second.
-struct TransferSample: Sendable, Equatable {
-    /// Bytes done so far.
-    var completed: Int64
-    /// Bytes a second since it last started moving; nil while nothing moves.
-    var bytesPerSecond: Double?
-    /// What it waits for; nil while it moves.
-    var waiting: String?
 }

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 
 /// What a line typed into the room's terminal asks: a `RoomRequest`, or something only the terminal does.

@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import ArgumentParser
 import FoundationEssentials
 import PeerMesh
@@ -44,7 +45,7 @@ struct WebCommand: AsyncParsableCommand {
             // No slash commands in a page, and no list of sends to go again after a restart: a page's upload waits in
             // a folder that lives only as long as its send.
             let room = try Room(session: mesh, serviceType: options.serviceType, accept: accept, files: receiving.files ?? .ask,
-                                readsCommands: false, offerAnswerWindow: 60, wideArea: try options.wideArea(), output: RoomOutput(json: options.json))
+                                readsCommands: false, offerAnswerWindow: 60, wideArea: try options.wideArea(), output: TerminalPrinter.output(json: options.json))
             let token = WebToken()
             let web = WebRoom(room: room, token: token, lock: lock,
                               uploads: WebUploads(root: UserDirectories.current.cache.appendingPathComponent("peermesh/uploads/\(lock.place.socket.deletingPathExtension().lastPathComponent)")))

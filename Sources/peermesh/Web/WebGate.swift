@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import NIOHTTP1
 
 /// Decides every request `peermesh web` receives before anything else looks at it (docs/web-room.md, rules R2 and

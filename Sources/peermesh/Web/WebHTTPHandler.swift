@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 import NIOCore
 import NIOHTTP1

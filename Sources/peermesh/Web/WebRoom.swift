@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
@@ -68,7 +69,7 @@ final class WebRoom: Sendable {
             let control = try await openToOthers(room, lock: lock, announcing: Announcement(
                 event: .hosting(identity.entered(with: me)),
                 human: "hosting \"\(name)\" as \(me) — in the page"), hosting: true)
-            await JoinCode.announce(for: identity, session: room.session, qr: false, output: room.output)
+            await JoinCode.announce(for: identity, session: room.session, output: room.output)
             let room = self.room, serviceType = room.serviceType
             return (control, [Task { await TwinRooms.watch(for: identity, session: room.session, serviceType: serviceType, wideArea: room.wideArea, output: room.output) }])
         }

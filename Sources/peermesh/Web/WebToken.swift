@@ -1,3 +1,4 @@
+import PeerMeshRoom
 import Crypto
 import FoundationEssentials
 

@@ -2,6 +2,7 @@ import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
 
+@testable import PeerMeshRoom
 @testable import peermesh
 
 /// A room inside the test process, over a real session (TCP and TLS on loopback), that says what happens only to
