@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "PeerMesh", targets: ["PeerMesh"]),
         .library(name: "PeerMeshCore", targets: ["PeerMeshCore"]),
         .library(name: "MultipeerConnectivity", targets: ["MultipeerConnectivity"]),
+        // The room (host, join, admissions, chat, file sets, resume) for apps that want rooms, not only sessions.
+        .library(name: "PeerMeshRoom", targets: ["PeerMeshRoom"]),
         // For the fuzz package (Fuzz/) only: the entry points libFuzzer drives. Not a library apps link.
         .library(name: "PeerMeshFuzzTargets", targets: ["PeerMeshFuzzTargets"]),
         .executable(name: "peermesh", targets: ["peermesh"]),

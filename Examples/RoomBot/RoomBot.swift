@@ -32,7 +32,7 @@ struct RoomBot {
             if !sentence.isEmpty { show(sentence) }
             heard.yield(event)
         }])
-        let room = try Room(session: session, serviceType: options.serviceType, accept: .all, files: .accept, readsCommands: false, output: output)
+        let room = try Room(session: session, serviceType: options.serviceType, accept: .all, files: .accept, output: output)
         let member = try await room.join(options.room)
         show("room-bot: in \"\(room.identity?.name ?? options.room)\" through \(member.displayName)")
         let answering = Task {

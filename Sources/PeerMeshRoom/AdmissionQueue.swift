@@ -92,18 +92,7 @@ package struct AdmissionQueue: Sendable {
     }
 
     /// How an answer names its request.
-    package enum Selector: Sendable, Equatable {
-        /// `/accept 2`.
-        case number(Int)
-        /// `/accept alice`: must match one request only.
-        case name(String)
-
-        /// `2` or `#2` is a number; anything else is a display name.
-        package init(_ text: String) {
-            let digits = text.hasPrefix("#") ? String(text.dropFirst()) : text
-            if let number = Int(digits), number > 0 { self = .number(number) } else { self = .name(text) }
-        }
-    }
+    package typealias Selector = QuestionSelector
 
     /// Why an answer found no request; `message` says what to type instead.
     package enum Refusal: Error, Equatable, Sendable {
@@ -196,5 +185,19 @@ package struct AdmissionQueue: Sendable {
     /// Made of its parts, in the order they are declared.
     package init(pending: [Pending] = []) {
         self.pending = pending
+    }
+}
+
+/// How an answer names the question it answers: by its number, or by the member who asks.
+public enum QuestionSelector: Sendable, Equatable {
+    /// `/accept 2`.
+    case number(Int)
+    /// `/accept alice`: must match one request only.
+    case name(String)
+
+    /// `2` or `#2` is a number; anything else is a display name.
+    public init(_ text: String) {
+        let digits = text.hasPrefix("#") ? String(text.dropFirst()) : text
+        if let number = Int(digits), number > 0 { self = .number(number) } else { self = .name(text) }
     }
 }

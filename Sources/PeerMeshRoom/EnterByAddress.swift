@@ -9,13 +9,13 @@ import PeerMesh
 ///
 /// Exit codes: 4 when nothing that answers is there (the name does not resolve, the port is refused or silent), 5 when
 /// the host does not let us in.
-package func enterByAddress(room: String?, address: JoinAddress, session: Session, answerWithin seconds: Double,
+package func enterByAddress(room: String?, address: JoinAddress, session: Session, answerWithin seconds: Double, knownPeers: KnownPeersFile = .default,
                     output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
     let answer = Duration.milliseconds(Int64(seconds * 1000))
     let waiting = NIOLockedValueBox<InvitationWait?>(nil)
     let outcome = await attempt { () async throws(PeerMeshError) in
         try await session.connect(toHost: address.host, port: address.port, context: Data((room ?? "").utf8), timeout: answer) { host, code in
-            FirstContact.show(host, at: address, code: code, output: output)
+            FirstContact.show(host, at: address, code: code, knownPeers: knownPeers, output: output)
             // The countdown (for a host that asks its person) starts now; it shows the same code.
             let wait = InvitationWait.show(host, answerWithin: answer, output: output)
             wait.heard(code: code)
@@ -41,16 +41,15 @@ package func enterByAddress(room: String?, address: JoinAddress, session: Sessio
 /// What a joiner by address is told about the host it reached, before the host answers.
 package enum FirstContact {
     /// `alice (3f2a-91c0-…) answered at 10.0.0.1:7000 — …` (a `host-key` JSON event with the key and the code).
-    package static func show(_ host: PeerID, at address: JoinAddress, code: String, output: RoomOutput) {
+    package static func show(_ host: PeerID, at address: JoinAddress, code: String, knownPeers: KnownPeersFile = .default, output: RoomOutput) {
         output.event(.hostKey(.init(peer: host.displayName, peerId: host.id, fingerprint: host.fingerprint, address: address.host, port: address.port,
                                     code: code)), human: line(host, at: address, code: code))
-        warnIfKnownWithAnotherKey(host, output: output)
+        warnIfKnownWithAnotherKey(host, in: knownPeers, output: output)
     }
 
     /// Warns when `peer`'s display name is in `known_peers` with another key: joining by address or code, the person
     /// may take a name they know for the peer they know.
-    package static func warnIfKnownWithAnotherKey(_ peer: PeerID, output: RoomOutput) {
-        let file = KnownPeersFile.default
+    package static func warnIfKnownWithAnotherKey(_ peer: PeerID, in file: KnownPeersFile = .default, output: RoomOutput) {
         guard let remembered = (try? file.read())?[peer.displayName], remembered != peer.id else { return }
         output.event(.knownNameOtherKey(.init(peer: peer.displayName, peerId: peer.id, fingerprint: peer.fingerprint, rememberedId: remembered,
                                               rememberedFingerprint: KnownPeersHelp.fingerprintOfKey(remembered))), human: """

@@ -12,15 +12,15 @@ package let twinSettleTime: Duration = .seconds(1)
 /// `answerTimeout` is how long the member we invite has to answer (a person may have to); nil uses what is left
 /// of `timeout`.
 package func enterRoom(_ selector: RoomSelector, session: Session, serviceType: String, wideArea: WideAreaDiscovery, through member: String?, timeout: Double,
-               answerTimeout: Double?, example: String, output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
+               answerTimeout: Double?, example: String, knownPeers: KnownPeersFile = .default, output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
     if let (room, address) = selector.address {
         if let room { _ = try RoomKeys.validate(room) }
-        return try await enterByAddress(room: room, address: address, session: session, answerWithin: answerTimeout ?? timeout, output: output)
+        return try await enterByAddress(room: room, address: address, session: session, answerWithin: answerTimeout ?? timeout, knownPeers: knownPeers, output: output)
     }
     // A name no room can have is a typing error, said at once (a bare connection code names no room).
     if let name = selector.connectionCode.map({ $0.room }) ?? selector.roomName { _ = try RoomKeys.validate(name) }
     if let (room, code) = selector.connectionCode {
-        return try await enterDirectly(room: room, code: code, session: session, answerWithin: answerTimeout ?? timeout, output: output)
+        return try await enterDirectly(room: room, code: code, session: session, answerWithin: answerTimeout ?? timeout, knownPeers: knownPeers, output: output)
     }
     // An IP address alone was probably meant as one: say what joining by address needs.
     let hint = JoinAddress.withPortPlaceholder(selector.text).map {
@@ -69,12 +69,12 @@ package func enterRoom(_ selector: RoomSelector, session: Session, serviceType: 
 /// name given, the invitation names none and the host admits it into the room it hosts; we then know the room only
 /// by its host and do not advertise it.
 private func enterDirectly(room: String?, code: String, session: Session, answerWithin seconds: Double,
-                           output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
+                           knownPeers: KnownPeersFile, output: RoomOutput) async throws -> (RoomIdentity, PeerID) {
     let data: ConnectionData
     do { data = try ConnectionData(encoded: code) } catch {
         throw CLIError("That connection code is damaged or incomplete: copy all of it, from pm1. to its end.", exitCode: 2)
     }
-    FirstContact.warnIfKnownWithAnotherKey(data.peerID, output: output)
+    FirstContact.warnIfKnownWithAnotherKey(data.peerID, in: knownPeers, output: output)
     let answer = Duration.milliseconds(Int64(seconds * 1000))
     switch await askToJoin(data.peerID, answerWithin: answer, output: output, { waiting async throws(PeerMeshError) in
         try await session.connect(using: data, context: Data((room ?? "").utf8), timeout: answer, awaitingAnswer: { waiting.heard(code: $0) })

@@ -1,9 +1,6 @@
 import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What the joiner sees while the member it asked decides: after a moment without an answer (an `--accept all` host
 /// answers in milliseconds, and such a join should print nothing more), "waiting for alice to accept — your
@@ -45,7 +42,7 @@ package struct InvitationWait: Sendable {
                 try? await Task.sleep(for: .seconds(1))
                 guard !Task.isCancelled else { break }
                 let code = shown.withLockedValue { $0.code }
-                rewrite(line(peer, code: code, seconds: secondsLeft(until: due)))
+                rewrite(line(peer, code: code, seconds: secondsLeft(until: due)).text)
             }
         }, shown: shown, peer: peer, output: output)
     }

@@ -3,19 +3,22 @@ import FoundationEssentials
 /// One value of an event's JSON object that no case of `RoomEvent` names (a face's own additions, such as the page's
 /// download link, or the fields of an event this version does not know): text, a whole number or a yes/no, so that
 /// scripts read counts and sizes as JSON numbers, not as strings.
-package enum JSONField: Sendable, Equatable, Codable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+public enum JSONField: Sendable, Equatable, Codable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
     case string(String)
     case number(Int64)
     case bool(Bool)
 
-    package init(stringLiteral value: String) { self = .string(value) }
+    /// Text.
+    public init(stringLiteral value: String) { self = .string(value) }
 
-    package init(integerLiteral value: Int64) { self = .number(value) }
+    /// A whole number.
+    public init(integerLiteral value: Int64) { self = .number(value) }
 
     /// A count or size.
-    package static func int(_ value: Int) -> JSONField { .number(Int64(value)) }
+    public static func int(_ value: Int) -> JSONField { .number(Int64(value)) }
 
-    package init(from decoder: any Decoder) throws {
+    /// Reads a yes/no, a whole number or text, in that order.
+    public init(from decoder: any Decoder) throws {
         let single = try decoder.singleValueContainer()
         if let flag = try? single.decode(Bool.self) {
             self = .bool(flag)
@@ -26,7 +29,8 @@ package enum JSONField: Sendable, Equatable, Codable, ExpressibleByStringLiteral
         }
     }
 
-    package func encode(to encoder: any Encoder) throws {
+    /// Writes the value as JSON has it.
+    public func encode(to encoder: any Encoder) throws {
         var single = encoder.singleValueContainer()
         switch self {
         case .string(let text): try single.encode(text)

@@ -1,9 +1,8 @@
 import FoundationEssentials
 import PeerMesh
 
-/// What a host prints so others can join where discovery does not reach (multicast blocked, another subnet): the
-/// `join` command with its connection code (with `--qr` the same as a QR code), and the `join` command with each
-/// address the listener really has.
+/// What a host says so others can join where discovery does not reach (multicast blocked, another subnet): the
+/// `join` command with its connection code, and the `join` command with each address the listener really has.
 package enum JoinCode {
     /// Says `peermesh join NAME@pm1.…` (`join-code`; a terminal may show it as a QR code too), then `peermesh join
     /// NAME@ADDRESS:PORT` for each address (`join-address`); nothing when the listener has no address.

@@ -2,7 +2,7 @@ import FoundationEssentials
 import PeerMesh
 
 /// Who gets in: the `--accept` policy for invitations, and the numbered questions of `--accept ask`.
-package extension Room {
+extension Room {
     /// Answers an invitation to this room under the `--accept` policy.
     package func answer(_ invitation: Invitation) {
         // An invitation names the room it is meant for (another room may share the service type); one with no name
@@ -58,7 +58,8 @@ package extension Room {
 
     /// Answers the question `selector` names, or the one shown (throws `NothingAsked` when none is); `always`, when
     /// accepting a member's files, takes its files without asking from now on (never lets anyone into the room).
-    package func answerQuestion(_ selector: AdmissionQueue.Selector?, accept: Bool, always: Bool) throws(NothingAsked) {
+    /// An answer that finds no question is said as an error, or thrown (`CLIError`, exit 4) when `refusalsThrow`.
+    package func answerQuestion(_ selector: AdmissionQueue.Selector?, accept: Bool, always: Bool, refusalsThrow: Bool = false) throws {
         let taken: Result<AdmissionQueue.Taken, AdmissionQueue.Refusal>
         if let selector {
             taken = requests.withLockedValue { $0.take(selector, at: .now) }
@@ -72,6 +73,7 @@ package extension Room {
             case .invitation, .member: break
             }
         }
+        if refusalsThrow, case .failure(let refusal) = taken { throw CLIError(refusal.message, exitCode: 4) }
         finish(taken, accept: accept)
     }
 

@@ -2,7 +2,7 @@ import FoundationEssentials
 import PeerMesh
 
 /// The room's events: what the session and the advertisement report, said on the room's output.
-package extension Room {
+extension Room {
     /// Says what happens in the session: members coming, going and verified, messages, files, warnings.
     package func followSession() async {
         for await event in session.events {

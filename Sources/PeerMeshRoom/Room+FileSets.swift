@@ -3,7 +3,7 @@ import PeerMesh
 
 /// Several files offered as one set (`FileSetOffers`): the sender's side before the first file, and the receiver's
 /// question and answer.
-package extension Room {
+extension Room {
     /// What a batch of several files does before its first file goes to `peer`: offers the set and waits for the
     /// answer. Returns the names to skip (already there with the same SHA-256), or the error that ends the batch for
     /// `peer` (declined, gone, stopped here). A member that does not know sets gets the files one by one, as before.

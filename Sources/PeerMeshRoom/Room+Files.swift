@@ -4,7 +4,7 @@ import PeerMesh
 
 /// Files in the room, both ways: batches we send (a file, a folder, several files) with one status line, files
 /// offered to us (`--files ask`), what we receive, `/transfers` and `/cancel`, and interruptions that resume.
-package extension Room {
+extension Room {
     // MARK: Sending
 
     /// Sends `batch` to `recipients` at once (each gets its files one after another), on one status line of a live
@@ -266,7 +266,7 @@ package extension Room {
         }
     }
 
-    /// `/cancel [N|NAME|all]`: stops those transfers on both sides (all of them when none is named).
+    /// `/cancel [N|NAME|all]`: stops those transfers on both sides (with none named, the one under way; with several, it says what to type).
     package func cancelTransfers(_ words: String) {
         let (numbers, progresses) = transfers.withLockedValue { table -> ([Int], [ResourceProgress]) in
             guard let numbers = table.select(words) else { return ([], []) }

@@ -2,7 +2,7 @@ import FoundationEssentials
 import PeerMesh
 
 /// Which face asked: what the room says it did, and whether the asker waits for the members' acknowledgements.
-package enum RequestOrigin: String, Sendable {
+public enum RequestOrigin: String, Sendable {
     /// The room's own terminal: a chat line goes without waiting.
     case terminal
     /// Another terminal of the same user, through the control socket.
@@ -14,12 +14,12 @@ package enum RequestOrigin: String, Sendable {
 }
 
 /// One way in for every face: what it asks (`RoomRequest`) is done here.
-package extension Room {
+extension Room {
     /// Does `request` for the face `origin`. Answers meant only for the asker (lists, a look around) go to `asker`, or
     /// to the room's output when it is the room's own terminal; a control client also hears what its say and send do.
-    /// Throws what failed (`CLIError` with its exit code, or the library's error), and `NothingAsked` for a y/n
-    /// answer when no question is shown.
-    package func perform(_ request: RoomRequest, from origin: RequestOrigin, asker: RoomListener? = nil) async throws {
+    /// Throws what failed (`CLIError` with its exit code, or the library's error); for the terminal, `NothingAsked`
+    /// when a y/n finds no question shown (the line is then a chat line).
+    public func perform(_ request: RoomRequest, from origin: RequestOrigin, asker: RoomListener? = nil) async throws {
         let privately = asker.map { output.only($0) } ?? output
         // The page hears every event of the room already; a control client only what answers it.
         let teed = origin == .control ? asker.map { output.adding($0) } ?? output : output
@@ -35,7 +35,7 @@ package extension Room {
             try await RoomBrowsing.browse(session: session, serviceType: serviceType, wideArea: wideArea, timeout: timeout ?? 3, output: privately)
         case .follow:
             // The control socket follows `followers` itself: only it can tell when its client has gone.
-            break
+            throw CLIError("follow is the control socket's request: it hears every event until its client goes.", exitCode: 2)
         case .answer(let question, let accept, let always):
             try answer(question, accept: accept, always: always, from: origin)
         case .cancel(let which):
@@ -70,9 +70,8 @@ package extension Room {
     /// A y/n with no question shown is the terminal's chat line (`NothingAsked`); another face is told.
     private func answer(_ question: AdmissionQueue.Selector?, accept: Bool, always: Bool, from origin: RequestOrigin) throws {
         do {
-            try answerQuestion(question, accept: accept, always: always)
-        } catch {
-            guard origin != .terminal else { throw error }
+            try answerQuestion(question, accept: accept, always: always, refusalsThrow: origin != .terminal)
+        } catch is NothingAsked where origin != .terminal {
             throw CLIError("No question is shown: answer one by its number (the room's questions list them).", exitCode: 4)
         }
     }
@@ -96,4 +95,4 @@ package extension Room {
 }
 
 /// A y/n typed with no question shown: the terminal sends it as a chat line instead.
-package struct NothingAsked: Error {}
+public struct NothingAsked: Error {}

@@ -1,23 +1,22 @@
 import FoundationEssentials
 import NIOConcurrencyHelpers
 import PeerMesh
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Who may join through us: all, ask (the person decides each), known (trust on first use), or none.
-package enum AcceptPolicy: String, CaseIterable, Sendable {
+public enum AcceptPolicy: String, CaseIterable, Sendable {
     case all, ask, known, none
 }
 
-/// A room we are in: the session, our advertisement of the room (so others can join through us), and the loop
-/// that joins typed lines, peers' events and Ctrl-C together.
-package final class Room: Sendable {
-    package let session: Session
+/// A room we are in: the session, our advertisement of the room (so others can join through us), who gets in, chat
+/// and files. Faces drive it with `perform(_:from:asker:)` and hear it through `output`.
+public final class Room: Sendable {
+    /// The room's session: its members, links and files.
+    public let session: Session
     package let serviceType: String
     /// The unicast DNS-SD domains looked in beside the LAN, and the one the room is published into, if any.
     package let wideArea: WideAreaDiscovery
-    package let output: RoomOutput
+    /// Where the room says what happens.
+    public let output: RoomOutput
     package let accept: AcceptPolicy
     /// Requests waiting for the person's answer (`--accept ask`).
     package let requests = NIOLockedValueBox(AdmissionQueue())
@@ -53,6 +52,13 @@ package final class Room: Sendable {
     package let leaveRequests: AsyncStream<Void>
     private let leaveSink: AsyncStream<Void>.Continuation
 
+    /// A room over `session`, found under `serviceType`, that lets in whom `accept` says and takes files as `files`
+    /// says; it says what happens on `output`. Host or join it, then `run` it.
+    public convenience init(session: Session, serviceType: String = "peermesh", accept: AcceptPolicy, files: FilePolicy,
+                            wideArea: WideAreaDiscovery = .none, output: RoomOutput) throws(PeerMeshError) {
+        try self.init(session: session, serviceType: serviceType, accept: accept, files: files, readsCommands: false, wideArea: wideArea, output: output)
+    }
+
     /// Validates the service type at once (an advertiser made later must not fail on it), and installs the admission
     /// policy before the first member can arrive.
     package init(session: Session, serviceType: String, accept: AcceptPolicy, files: FilePolicy, readsCommands: Bool = true,
@@ -86,7 +92,7 @@ package final class Room: Sendable {
     package func leaveRequested() { leaveSink.yield() }
 
     /// The room we are in; nil until we host it or got in.
-    package var identity: RoomIdentity? { state.withLockedValue { $0.identity } }
+    public var identity: RoomIdentity? { state.withLockedValue { $0.identity } }
 
     /// Records the room we are in: invitations are judged against its name from now on.
     package func entered(_ identity: RoomIdentity) { state.withLockedValue { $0.identity = identity } }
@@ -103,7 +109,7 @@ package final class Room: Sendable {
 
     /// Leaves the room: peers see us go at once, and the advertisement is withdrawn (from a domain too: waited for,
     /// so the room does not stay listed there after we are gone).
-    package func leave() async {
+    public func leave() async {
         // The LAN's advertisement stops at once; the domain's removal runs while the session says goodbye.
         async let withdrawn = state.withLockedValue { $0.advertiser }?.stopAndWithdraw()
         await session.disconnect()

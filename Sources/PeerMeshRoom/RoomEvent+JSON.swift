@@ -1,10 +1,10 @@
 import FoundationEssentials
 
 /// The JSON form of `RoomEvent`: one object per event, keys sorted, `event` and `time` beside the payload's fields.
-package extension RoomEvent {
+extension RoomEvent {
     /// The event as one JSON object (no newline): its fields, `time`, and `extra` (a face's own fields: the sentence
     /// as `text` or `line`, the `request` it answers, the page's download link).
-    package func json(at time: Date, extra: [String: JSONField] = [:]) -> String {
+    public func json(at time: Date, extra: [String: JSONField] = [:]) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         encoder.keyEncodingStrategy = .convertToSnakeCase
@@ -14,7 +14,7 @@ package extension RoomEvent {
 
     /// Reads one event object (as `json` writes it, or a control socket line); nil for a line that is not a JSON
     /// object with an `event`, or whose fields do not fit the event it names.
-    package static func decoded(_ line: Data) -> RoomEvent? {
+    public static func decoded(_ line: Data) -> RoomEvent? {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         return try? decoder.decode(RoomEvent.self, from: line)
@@ -22,11 +22,11 @@ package extension RoomEvent {
 
     /// An event with its time and a face's fields, encoded into one object.
     private struct Line: Encodable {
-        package let event: RoomEvent
-        package let time: String
-        package let extra: [String: JSONField]
+        let event: RoomEvent
+        let time: String
+        let extra: [String: JSONField]
 
-        package func encode(to encoder: any Encoder) throws {
+        func encode(to encoder: any Encoder) throws {
             try event.encode(to: encoder)
             var container = encoder.container(keyedBy: AnyKey.self)
             try container.encode(time, forKey: AnyKey("time"))

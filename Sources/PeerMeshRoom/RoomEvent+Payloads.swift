@@ -2,119 +2,97 @@ import FoundationEssentials
 
 // What each `RoomEvent` carries, flat as its JSON object is: `peer` and `peer_id` name a member (display name and
 // key ID), `room`, `host`, `host_id` and `host_fingerprint` a room. Properties are spelled so that their snake_case form is the JSON key
-// (`peerId` is `peer_id`): `RoomEvent.encoder` and `decoder` convert, and docs/control-protocol.md lists the keys.
+// (`peerId` is `peer_id`): `RoomEvent.json(at:extra:)` and `decoded(_:)` convert them.
 
-package extension RoomEvent {
+/// The payloads.
+extension RoomEvent {
     /// A member arrived: with its link's verification code and protection when linked directly.
-    package struct Joined: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var code: String?
-        package var encryption: String?
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, code: String? = nil, encryption: String? = nil) {
-            self.peer = peer
-            self.peerId = peerId
-            self.code = code
-            self.encryption = encryption
-        }
+    public struct Joined: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The verification code.
+        public var code: String?
+        /// How the member's traffic is protected, in words.
+        public var encryption: String?
     }
 
     /// A member reached through relays was verified end to end.
-    package struct Verified: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var code: String
-        package var encryption: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, code: String, encryption: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.code = code
-            self.encryption = encryption
-        }
+    public struct Verified: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The verification code.
+        public var code: String
+        /// How the member's traffic is protected, in words.
+        public var encryption: String
     }
 
     /// A member left; `reason` and `code` say why when it was not a goodbye.
-    package struct Left: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var reason: String?
-        package var code: String?
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, reason: String? = nil, code: String? = nil) {
-            self.peer = peer
-            self.peerId = peerId
-            self.reason = reason
-            self.code = code
-        }
+    public struct Left: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// Why, in words.
+        public var reason: String?
+        /// The library's error code.
+        public var code: String?
     }
 
     /// The member now talks to another process with our identity.
-    package struct Replaced: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var code: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, code: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.code = code
-        }
+    public struct Replaced: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The library's error code.
+        public var code: String
     }
 
     /// A chat line from a member.
-    package struct Message: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var text: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, text: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.text = text
-        }
+    public struct Message: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The chat line as typed.
+        public var text: String
     }
 
     /// A chat line we sent from another face (`from`: `control` or `web`).
-    package struct Said: Codable, Sendable, Equatable {
-        package var text: String
-        package var from: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(text: String, from: String) {
-            self.text = text
-            self.from = from
-        }
+    public struct Said: Codable, Sendable, Equatable {
+        /// The chat line as typed.
+        public var text: String
+        /// Where it was typed: `control` (another terminal) or `web` (the page).
+        public var from: String
     }
 
     /// A chat line typed here went to `to` members (`--json` only).
-    package struct Sent: Codable, Sendable, Equatable {
-        package var text: String
-        package var to: Int
-
-        /// Made of its parts, in the order they are declared.
-        package init(text: String, to: Int) {
-            self.text = text
-            self.to = to
-        }
+    public struct Sent: Codable, Sendable, Equatable {
+        /// The chat line as typed.
+        public var text: String
+        /// How many members it went to.
+        public var to: Int
     }
 
     /// A chat line (or files) reached `to` members of the room; `room` names it, with its host when known.
-    package struct Delivered: Codable, Sendable, Equatable {
-        package var room: String
-        package var host: String?
-        package var hostId: String?
-        package var hostFingerprint: String?
-        package var to: Int
+    public struct Delivered: Codable, Sendable, Equatable {
+        /// The room's name.
+        public var room: String
+        /// The host's display name.
+        public var host: String?
+        /// The host's key ID (64 hex digits).
+        public var hostId: String?
+        /// The host's short key fingerprint.
+        public var hostFingerprint: String?
+        /// How many members it went to.
+        public var to: Int
 
         /// Made of its parts, in the order they are declared.
-        package init(room: String, host: String? = nil, hostId: String? = nil, hostFingerprint: String? = nil, to: Int) {
+        public init(room: String, host: String? = nil, hostId: String? = nil, hostFingerprint: String? = nil, to: Int) {
             self.room = room
             self.host = host
             self.hostId = hostId
@@ -124,566 +102,455 @@ package extension RoomEvent {
     }
 
     /// Chat lines to a member that may not have arrived.
-    package struct Undelivered: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var count: Int
-        package var message: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, count: Int, message: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.count = count
-            self.message = message
-        }
+    public struct Undelivered: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// How many.
+        public var count: Int
+        /// What happened, in words that say what to do.
+        public var message: String
     }
 
     /// Something went wrong, or a failure with the library's error code.
-    package struct Failure: Codable, Sendable, Equatable {
-        package var message: String
-        package var code: String?
+    public struct Failure: Codable, Sendable, Equatable {
+        /// What happened, in words that say what to do.
+        public var message: String
+        /// The library's error code, when there is one.
+        public var code: String?
 
         /// Made of its parts, in the order they are declared.
-        package init(message: String, code: String? = nil) {
+        public init(message: String, code: String? = nil) {
             self.message = message
             self.code = code
         }
     }
 
     /// How many of something there are (when there are none, the list that would follow is empty).
-    package struct Count: Codable, Sendable, Equatable {
-        package var count: Int
-
-        /// Made of its parts, in the order they are declared.
-        package init(count: Int) {
-            self.count = count
-        }
+    public struct Count: Codable, Sendable, Equatable {
+        /// How many.
+        public var count: Int
     }
 
     /// A link whose pairing was dropped before it finished; pairings may have to wait.
-    package struct PairingAbandoned: Codable, Sendable, Equatable {
-        package var peer: String
-        package var address: String
-        package var inLastHour: Int
-        package var pairingsWait: Bool
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, address: String, inLastHour: Int, pairingsWait: Bool) {
-            self.peer = peer
-            self.address = address
-            self.inLastHour = inLastHour
-            self.pairingsWait = pairingsWait
-        }
+    public struct PairingAbandoned: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The address.
+        public var address: String
+        /// Pairings abandoned in the last hour.
+        public var inLastHour: Int
+        /// Whether new pairings now wait.
+        public var pairingsWait: Bool
     }
 
     /// A connection from outside that failed.
-    package struct ConnectionFailed: Codable, Sendable, Equatable {
-        package var message: String
-        package var code: String
-        package var peer: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(message: String, code: String, peer: String) {
-            self.message = message
-            self.code = code
-            self.peer = peer
-        }
+    public struct ConnectionFailed: Codable, Sendable, Equatable {
+        /// What happened, in words that say what to do.
+        public var message: String
+        /// The library's error code.
+        public var code: String
+        /// The member's display name.
+        public var peer: String
     }
 
     /// Another app's stream, read and dropped.
-    package struct StreamIgnored: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var stream: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, stream: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.stream = stream
-        }
+    public struct StreamIgnored: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The stream's name.
+        public var stream: String
     }
 
     /// Our advertisement of the room is visible as `instance`.
-    package struct Advertised: Codable, Sendable, Equatable {
-        package var room: String
-        package var instance: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(room: String, instance: String) {
-            self.room = room
-            self.instance = instance
-        }
+    public struct Advertised: Codable, Sendable, Equatable {
+        /// The room's name.
+        public var room: String
+        /// The name the room is visible under.
+        public var instance: String
     }
 
     /// The advertisement's name was taken; now `instance`.
-    package struct Renamed: Codable, Sendable, Equatable {
-        package var instance: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(instance: String) {
-            self.instance = instance
-        }
+    public struct Renamed: Codable, Sendable, Equatable {
+        /// The name the room is visible under.
+        public var instance: String
     }
 
     /// Discovery stopped working.
-    package struct DiscoveryDown: Codable, Sendable, Equatable {
-        package var message: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(message: String) {
-            self.message = message
-        }
+    public struct DiscoveryDown: Codable, Sendable, Equatable {
+        /// What happened, in words that say what to do.
+        public var message: String
     }
 
     /// The room is published in a unicast DNS domain (`omitted`: TXT entries left out, space-separated).
-    package struct Published: Codable, Sendable, Equatable {
-        package var room: String
-        package var domain: String
-        package var omitted: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(room: String, domain: String, omitted: String) {
-            self.room = room
-            self.domain = domain
-            self.omitted = omitted
-        }
+    public struct Published: Codable, Sendable, Equatable {
+        /// The room's name.
+        public var room: String
+        /// The unicast DNS-SD domain.
+        public var domain: String
+        /// TXT entries left out to fit, space-separated.
+        public var omitted: String
     }
 
     /// Publishing in a domain failed.
-    package struct PublishFailed: Codable, Sendable, Equatable {
-        package var domain: String
-        package var message: String
-        package var code: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(domain: String, message: String, code: String) {
-            self.domain = domain
-            self.message = message
-            self.code = code
-        }
+    public struct PublishFailed: Codable, Sendable, Equatable {
+        /// The unicast DNS-SD domain.
+        public var domain: String
+        /// What happened, in words that say what to do.
+        public var message: String
+        /// The library's error code.
+        public var code: String
     }
 
     /// `--accept known` remembered a new name's key.
-    package struct Remembered: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var fingerprint: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, fingerprint: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.fingerprint = fingerprint
-        }
+    public struct Remembered: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The member's short key fingerprint.
+        public var fingerprint: String
     }
 
     /// A known name with another key than the one remembered for it.
-    package struct OtherKey: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var fingerprint: String
-        package var rememberedId: String
-        package var rememberedFingerprint: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, fingerprint: String, rememberedId: String, rememberedFingerprint: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.fingerprint = fingerprint
-            self.rememberedId = rememberedId
-            self.rememberedFingerprint = rememberedFingerprint
-        }
+    public struct OtherKey: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The member's short key fingerprint.
+        public var fingerprint: String
+        /// The key ID known_peers holds for that name.
+        public var rememberedId: String
+        /// The short fingerprint of the key known_peers holds.
+        public var rememberedFingerprint: String
     }
 
     /// A room found nearby (`join`: what to type; `domains`: where, space-separated).
-    package struct RoomFound: Codable, Sendable, Equatable {
-        package var room: String
-        package var host: String
-        package var hostId: String
-        package var hostFingerprint: String
-        package var join: String
-        package var domains: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(room: String, host: String, hostId: String, hostFingerprint: String, join: String, domains: String) {
-            self.room = room
-            self.host = host
-            self.hostId = hostId
-            self.hostFingerprint = hostFingerprint
-            self.join = join
-            self.domains = domains
-        }
+    public struct RoomFound: Codable, Sendable, Equatable {
+        /// The room's name.
+        public var room: String
+        /// The host's display name.
+        public var host: String
+        /// The host's key ID (64 hex digits).
+        public var hostId: String
+        /// The host's short key fingerprint.
+        public var hostFingerprint: String
+        /// What to type to join it.
+        public var join: String
+        /// Where its members were found, space-separated (`local` is the LAN).
+        public var domains: String
     }
 
     /// A member of a room found nearby, with its addresses (space-separated).
-    package struct MemberFound: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var room: String
-        package var host: String
-        package var hostId: String
-        package var hostFingerprint: String
-        package var addresses: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, room: String, host: String, hostId: String, hostFingerprint: String, addresses: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.room = room
-            self.host = host
-            self.hostId = hostId
-            self.hostFingerprint = hostFingerprint
-            self.addresses = addresses
-        }
+    public struct MemberFound: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The room's name.
+        public var room: String
+        /// The host's display name.
+        public var host: String
+        /// The host's key ID (64 hex digits).
+        public var hostId: String
+        /// The host's short key fingerprint.
+        public var hostFingerprint: String
+        /// The member's addresses, space-separated.
+        public var addresses: String
     }
 
     /// What a look around found.
-    package struct Summary: Codable, Sendable, Equatable {
-        package var rooms: Int
-        package var members: Int
-
-        /// Made of its parts, in the order they are declared.
-        package init(rooms: Int, members: Int) {
-            self.rooms = rooms
-            self.members = members
-        }
+    public struct Summary: Codable, Sendable, Equatable {
+        /// How many rooms.
+        public var rooms: Int
+        /// How many members.
+        public var members: Int
     }
 
     /// Waiting for the member asked to let us in; `seconds` left, `code` to read out once known.
-    package struct Waiting: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var seconds: Int
-        package var code: String?
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, seconds: Int, code: String? = nil) {
-            self.peer = peer
-            self.peerId = peerId
-            self.seconds = seconds
-            self.code = code
-        }
+    public struct Waiting: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// Seconds left to answer.
+        public var seconds: Int
+        /// The verification code.
+        public var code: String?
     }
 
     /// The verification code for a member, heard late.
-    package struct VerificationCode: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var code: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, code: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.code = code
-        }
+    public struct VerificationCode: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The verification code.
+        public var code: String
     }
 
     /// Who answered at the address we joined by, with its key and the code to compare.
-    package struct HostKey: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var fingerprint: String
-        package var address: String
-        package var port: Int
-        package var code: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, fingerprint: String, address: String, port: Int, code: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.fingerprint = fingerprint
-            self.address = address
-            self.port = port
-            self.code = code
-        }
+    public struct HostKey: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The member's short key fingerprint.
+        public var fingerprint: String
+        /// The address.
+        public var address: String
+        /// The port.
+        public var port: Int
+        /// The verification code.
+        public var code: String
     }
 
     /// How others join without discovery: by connection code (`code`) or by address (`address`, `port`).
-    package struct JoinBy: Codable, Sendable, Equatable {
-        package var room: String
-        package var host: String
-        package var hostId: String
-        package var hostFingerprint: String
-        package var command: String
-        package var code: String?
-        package var address: String?
-        package var port: Int?
-
-        /// Made of its parts, in the order they are declared.
-        package init(room: String, host: String, hostId: String, hostFingerprint: String, command: String, code: String? = nil, address: String? = nil, port: Int? = nil) {
-            self.room = room
-            self.host = host
-            self.hostId = hostId
-            self.hostFingerprint = hostFingerprint
-            self.command = command
-            self.code = code
-            self.address = address
-            self.port = port
-        }
+    public struct JoinBy: Codable, Sendable, Equatable {
+        /// The room's name.
+        public var room: String
+        /// The host's display name.
+        public var host: String
+        /// The host's key ID (64 hex digits).
+        public var hostId: String
+        /// The host's short key fingerprint.
+        public var hostFingerprint: String
+        /// The command to type.
+        public var command: String
+        /// The connection code (a `join-code`).
+        public var code: String?
+        /// The address.
+        public var address: String?
+        /// The port.
+        public var port: Int?
     }
 
     /// We host the room, or joined it through `member`.
-    package struct Entered: Codable, Sendable, Equatable {
-        package var room: String
-        package var host: String
-        package var hostId: String
-        package var hostFingerprint: String
-        package var peer: String
-        package var peerId: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(room: String, host: String, hostId: String, hostFingerprint: String, peer: String, peerId: String) {
-            self.room = room
-            self.host = host
-            self.hostId = hostId
-            self.hostFingerprint = hostFingerprint
-            self.peer = peer
-            self.peerId = peerId
-        }
+    public struct Entered: Codable, Sendable, Equatable {
+        /// The room's name.
+        public var room: String
+        /// The host's display name.
+        public var host: String
+        /// The host's key ID (64 hex digits).
+        public var hostId: String
+        /// The host's short key fingerprint.
+        public var hostFingerprint: String
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
     }
 
     /// A question for the person: a member asking in, or files offered (`kind`: invitation, member, file, files).
     /// `shown` (in `/requests` lists) says whether y/n answers it; `answer` (answered) is `accepted` or `declined`.
-    package struct Question: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var number: Int
-        package var kind: String
-        package var fingerprint: String?
-        package var code: String?
-        package var via: String?
-        package var viaId: String?
-        package var file: String?
-        package var bytes: Int64?
-        package var files: Int?
-        package var names: String?
-        package var shown: Bool?
-        package var answer: String?
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, number: Int, kind: String, fingerprint: String? = nil, code: String? = nil, via: String? = nil, viaId: String? = nil, file: String? = nil, bytes: Int64? = nil, files: Int? = nil, names: String? = nil, shown: Bool? = nil, answer: String? = nil) {
-            self.peer = peer
-            self.peerId = peerId
-            self.number = number
-            self.kind = kind
-            self.fingerprint = fingerprint
-            self.code = code
-            self.via = via
-            self.viaId = viaId
-            self.file = file
-            self.bytes = bytes
-            self.files = files
-            self.names = names
-            self.shown = shown
-            self.answer = answer
-        }
+    public struct Question: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
+        /// What is asked: invitation, member, file or files.
+        public var kind: String
+        /// The member's short key fingerprint.
+        public var fingerprint: String?
+        /// The verification code both people compare.
+        public var code: String?
+        /// The member that introduced it.
+        public var via: String?
+        /// That member's key ID.
+        public var viaId: String?
+        /// The file's name (for several files, the set's label).
+        public var file: String?
+        /// Size in bytes.
+        public var bytes: Int64?
+        /// How many files.
+        public var files: Int?
+        /// The first names of the set, one per line.
+        public var names: String?
+        /// Whether y/n answers it.
+        public var shown: Bool?
+        /// accepted or declined.
+        public var answer: String?
     }
 
     /// Files we send as one batch: `file` is its label, `files` how many, to `to` members.
-    package struct Batch: Codable, Sendable, Equatable {
-        package var file: String
-        package var files: Int
-        package var bytes: Int64?
-        package var to: Int
-
-        /// Made of its parts, in the order they are declared.
-        package init(file: String, files: Int, bytes: Int64? = nil, to: Int) {
-            self.file = file
-            self.files = files
-            self.bytes = bytes
-            self.to = to
-        }
+    public struct Batch: Codable, Sendable, Equatable {
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// How many files.
+        public var files: Int
+        /// Size in bytes.
+        public var bytes: Int64?
+        /// How many members it went to.
+        public var to: Int
     }
 
     /// Files of a set already at the other end (or here): not sent again.
-    package struct AlreadyThere: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var file: String
-        package var files: Int
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, file: String, files: Int) {
-            self.peer = peer
-            self.peerId = peerId
-            self.file = file
-            self.files = files
-        }
+    public struct AlreadyThere: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// How many files.
+        public var files: Int
     }
 
     /// A file (or batch) of ours and a member: numbered as `/transfers` lists it where it has a number.
-    package struct FileNote: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var file: String
-        package var number: Int?
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, file: String, number: Int? = nil) {
-            self.peer = peer
-            self.peerId = peerId
-            self.file = file
-            self.number = number
-        }
+    public struct FileNote: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int?
     }
 
     /// A file resumed at `offset` (0: from the start again).
-    package struct Resumed: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var file: String
-        package var offset: Int64
-        package var number: Int
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, file: String, offset: Int64, number: Int) {
-            self.peer = peer
-            self.peerId = peerId
-            self.file = file
-            self.offset = offset
-            self.number = number
-        }
+    public struct Resumed: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// Bytes already there when it resumed.
+        public var offset: Int64
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
     }
 
     /// A file started arriving (at `offset` when it resumes).
-    package struct Started: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var file: String
-        package var bytes: Int64
-        package var offset: Int64
-        package var number: Int
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, file: String, bytes: Int64, offset: Int64, number: Int) {
-            self.peer = peer
-            self.peerId = peerId
-            self.file = file
-            self.bytes = bytes
-            self.offset = offset
-            self.number = number
-        }
+    public struct Started: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// Size in bytes.
+        public var bytes: Int64
+        /// Bytes already there when it resumed.
+        public var offset: Int64
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
     }
 
     /// A file cut off by a member leaving; it resumes (`resumesUntil`: by when, for one we send).
-    package struct Interrupted: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var file: String
-        package var number: Int
-        package var direction: String
-        package var resumesUntil: String?
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, file: String, number: Int, direction: String, resumesUntil: String? = nil) {
-            self.peer = peer
-            self.peerId = peerId
-            self.file = file
-            self.number = number
-            self.direction = direction
-            self.resumesUntil = resumesUntil
-        }
+    public struct Interrupted: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
+        /// sending or receiving.
+        public var direction: String
+        /// When it stops waiting for the member (ISO 8601).
+        public var resumesUntil: String?
     }
 
     /// A file that arrived whole and verified, at `path`.
-    package struct Received: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var file: String
-        package var number: Int
-        package var path: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, file: String, number: Int, path: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.file = file
-            self.number = number
-            self.path = path
-        }
+    public struct Received: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
+        /// Where it was saved.
+        public var path: String
     }
 
     /// A file that was cancelled, `by` whom (`you`, or the member's name).
-    package struct Cancelled: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var file: String
-        package var number: Int
-        package var by: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, file: String, number: Int, by: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.file = file
-            self.number = number
-            self.by = by
-        }
+    public struct Cancelled: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
+        /// Who cancelled it: `you`, or the member's name.
+        public var by: String
     }
 
     /// A file that failed on its way in.
-    package struct FileFailed: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var file: String
-        package var number: Int
-        package var message: String
-        package var code: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, file: String, number: Int, message: String, code: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.file = file
-            self.number = number
-            self.message = message
-            self.code = code
-        }
+    public struct FileFailed: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
+        /// What happened, in words that say what to do.
+        public var message: String
+        /// The library's error code.
+        public var code: String
     }
 
     /// One row of `/transfers`.
-    package struct Transfer: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var number: Int
-        package var file: String
-        package var direction: String
-        package var bytes: Int64
-        package var done: Int64
-        package var interrupted: Bool
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, number: Int, file: String, direction: String, bytes: Int64, done: Int64, interrupted: Bool) {
-            self.peer = peer
-            self.peerId = peerId
-            self.number = number
-            self.file = file
-            self.direction = direction
-            self.bytes = bytes
-            self.done = done
-            self.interrupted = interrupted
-        }
+    public struct Transfer: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// sending or receiving.
+        public var direction: String
+        /// Size in bytes.
+        public var bytes: Int64
+        /// Bytes done.
+        public var done: Int64
+        /// Whether its member left and it waits to resume.
+        public var interrupted: Bool
     }
 
     /// A transfer's bytes, speed and time left (or what it waits for), four times a second, for the page.
-    package struct Progress: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var number: Int
-        package var direction: String
-        package var file: String
-        package var bytes: Int64
-        package var done: Int64
-        package var bytesPerSecond: Int64?
-        package var secondsLeft: Int64?
-        package var waiting: String?
-        package var interrupted: Bool?
+    public struct Progress: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
+        /// sending or receiving.
+        public var direction: String
+        /// The file's name (for several files, the set's label).
+        public var file: String
+        /// Size in bytes.
+        public var bytes: Int64
+        /// Bytes done.
+        public var done: Int64
+        /// Speed, while known.
+        public var bytesPerSecond: Int64?
+        /// Time left, while known.
+        public var secondsLeft: Int64?
+        /// What it waits for, while it waits.
+        public var waiting: String?
+        /// Whether its member left and it waits to resume.
+        public var interrupted: Bool?
 
         /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, number: Int, direction: String, file: String, bytes: Int64, done: Int64, bytesPerSecond: Int64? = nil, secondsLeft: Int64? = nil, waiting: String? = nil, interrupted: Bool? = nil) {
+        public init(peer: String, peerId: String, number: Int, direction: String, file: String, bytes: Int64, done: Int64, bytesPerSecond: Int64? = nil, secondsLeft: Int64? = nil, waiting: String? = nil, interrupted: Bool? = nil) {
             self.peer = peer
             self.peerId = peerId
             self.number = number
@@ -699,42 +566,43 @@ package extension RoomEvent {
     }
 
     /// A transfer the page was shown left the list.
-    package struct TransferEnded: Codable, Sendable, Equatable {
-        package var number: Int
+    public struct TransferEnded: Codable, Sendable, Equatable {
+        /// Its number, as `/transfers` and the questions show it.
+        public var number: Int
 
         /// Made of its parts, in the order they are declared.
-        package init(number: Int) {
+        public init(number: Int) {
             self.number = number
         }
     }
 
     /// Another room nearby has our room's name (`yours`: how ours is told apart now).
-    package struct TwinRoom: Codable, Sendable, Equatable {
-        package var room: String
-        package var host: String
-        package var hostId: String
-        package var hostFingerprint: String
-        package var yours: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(room: String, host: String, hostId: String, hostFingerprint: String, yours: String) {
-            self.room = room
-            self.host = host
-            self.hostId = hostId
-            self.hostFingerprint = hostFingerprint
-            self.yours = yours
-        }
+    public struct TwinRoom: Codable, Sendable, Equatable {
+        /// The room's name.
+        public var room: String
+        /// The host's display name.
+        public var host: String
+        /// The host's key ID (64 hex digits).
+        public var hostId: String
+        /// The host's short key fingerprint.
+        public var hostFingerprint: String
+        /// How your room is told apart now.
+        public var yours: String
     }
 
     /// The room's page is at `url`.
-    package struct Web: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var url: String
-        package var port: Int
+    public struct Web: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The page's address.
+        public var url: String
+        /// The port.
+        public var port: Int
 
         /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, url: String, port: Int) {
+        public init(peer: String, peerId: String, url: String, port: Int) {
             self.peer = peer
             self.peerId = peerId
             self.url = url
@@ -743,36 +611,28 @@ package extension RoomEvent {
     }
 
     /// One member, as `/peers` lists it.
-    package struct Peer: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var code: String
-        package var route: String
-        package var encryption: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, code: String, route: String, encryption: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.code = code
-            self.route = route
-            self.encryption = encryption
-        }
+    public struct Peer: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// The verification code.
+        public var code: String
+        /// `direct`, or `via` the member relaying.
+        public var route: String
+        /// How the member's traffic is protected, in words.
+        public var encryption: String
     }
 
     /// Joining through a member failed.
-    package struct JoinFailed: Codable, Sendable, Equatable {
-        package var peer: String
-        package var peerId: String
-        package var message: String
-        package var code: String
-
-        /// Made of its parts, in the order they are declared.
-        package init(peer: String, peerId: String, message: String, code: String) {
-            self.peer = peer
-            self.peerId = peerId
-            self.message = message
-            self.code = code
-        }
+    public struct JoinFailed: Codable, Sendable, Equatable {
+        /// The member's display name.
+        public var peer: String
+        /// The member's key ID (64 hex digits).
+        public var peerId: String
+        /// What happened, in words that say what to do.
+        public var message: String
+        /// The library's error code.
+        public var code: String
     }
 }

@@ -1,12 +1,12 @@
 import FoundationEssentials
 
-/// Everything a room reports, one case per event of docs/control-protocol.md, with what it carries.
+/// Everything a room reports, one case per event, with what it carries (docs/web-room.md lists them for the page).
 ///
-/// One vocabulary for every face: `--json` prints an event's JSON object (`encoded`), the control socket and the page
-/// send the same object with the sentence a person reads (`text`), and a control client reads it back (`decoded`).
-/// The JSON object is `event` (the name) plus the payload's fields, flat; `unknown` keeps an event this version does
-/// not know (from a newer room), so that it is still passed on whole.
-package enum RoomEvent: Sendable, Equatable {
+/// One vocabulary for every face: `--json` prints an event's JSON object (`json(at:extra:)`), the control socket and
+/// the page send the same object with the sentence a person reads (`text`, or `line`), and a control client reads it
+/// back (`decoded(_:)`). The JSON object is `event` (the name) plus the payload's fields, flat; `unknown` keeps an
+/// event this version does not know (from a newer room) with its text, number and yes/no fields, to pass them on.
+public enum RoomEvent: Sendable, Equatable {
     /// A member arrived.
     case joined(Joined)
     /// A member reached through relays was verified end to end.
@@ -133,7 +133,7 @@ package enum RoomEvent: Sendable, Equatable {
     case unknown(name: String, fields: [String: JSONField])
 
     /// The event's name, the JSON object's `event`.
-    package var name: String {
+    public var name: String {
         switch self {
         case .joined: "joined"
         case .verified: "verified"
@@ -201,7 +201,7 @@ package enum RoomEvent: Sendable, Equatable {
     }
 
     /// Whether the payload has a `text` field of its own (a chat line): the sentence then travels as `line`.
-    package var hasOwnText: Bool {
+    public var hasOwnText: Bool {
         switch self {
         case .message, .said, .sent: true
         default: false
@@ -279,7 +279,8 @@ package enum RoomEvent: Sendable, Equatable {
 extension RoomEvent: Codable {
     private enum Key: String, CodingKey { case event }
 
-    package init(from decoder: any Decoder) throws {
+    /// Reads an event object; an `event` this version does not know is kept as `unknown`.
+    public init(from decoder: any Decoder) throws {
         let name = try decoder.container(keyedBy: Key.self).decode(String.self, forKey: .event)
         switch name {
         case "joined": self = .joined(try Joined(from: decoder))
@@ -354,7 +355,8 @@ extension RoomEvent: Codable {
         }
     }
 
-    package func encode(to encoder: any Encoder) throws {
+    /// Writes the event object: `event` and the payload's fields, flat.
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(name, forKey: .event)
         try payload?.encode(to: encoder)

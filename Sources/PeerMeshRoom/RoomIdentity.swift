@@ -8,13 +8,13 @@ import PeerMesh
 /// (the host's key ID, 64 lowercase hex digits) and `room-host-name` (the host's display name). A joiner takes the
 /// room's identity from the member it joined through and advertises it in turn. Discovery is not authenticated: the
 /// TXT entries say which room a member *claims* to be in; the verification codes are what proves who is who.
-package struct RoomIdentity: Hashable, Sendable {
+public struct RoomIdentity: Hashable, Sendable {
     /// The room's name as its host typed it.
-    package let name: String
+    public let name: String
     /// The host's key ID (64 lowercase hex digits).
-    package let hostID: String
+    public let hostID: String
     /// The host's display name.
-    package let hostName: String
+    public let hostName: String
 
     /// TXT keys (app discovery info; see docs/wire-protocol.md §1a).
     package static let nameKey = "room", hostKey = "room-host", hostNameKey = "room-host-name"
@@ -52,18 +52,19 @@ package struct RoomIdentity: Hashable, Sendable {
     package static func sameName(_ a: String, _ b: String) -> Bool { a.lowercased() == b.lowercased() }
 
     /// Two identities are one room when the names agree ignoring case and the host key is the same.
-    package static func == (lhs: RoomIdentity, rhs: RoomIdentity) -> Bool { sameName(lhs.name, rhs.name) && lhs.hostID == rhs.hostID }
+    public static func == (lhs: RoomIdentity, rhs: RoomIdentity) -> Bool { sameName(lhs.name, rhs.name) && lhs.hostID == rhs.hostID }
 
-    package func hash(into hasher: inout Hasher) {
+    /// Hashes the name ignoring case, and the host key.
+    public func hash(into hasher: inout Hasher) {
         hasher.combine(name.lowercased())
         hasher.combine(hostID)
     }
 
     /// The host's short key fingerprint, as `peermesh identity` and `/peers` show keys.
-    package var hostFingerprint: String { KnownPeersHelp.fingerprintOfKey(hostID) }
+    public var hostFingerprint: String { KnownPeersHelp.fingerprintOfKey(hostID) }
 
     /// `lobby@alice`: what a person types to pick this room.
-    package var label: String { "\(name)@\(hostName)" }
+    public var label: String { "\(name)@\(hostName)" }
 
     /// The room and `member` as `hosting` and `joined-room` carry them.
     package func entered(with member: PeerID) -> RoomEvent.Entered {

@@ -8,17 +8,18 @@ import Glibc
 /// The room writes nothing itself; a face listens (the terminal prints, the control socket and the page send).
 ///
 /// Sentences are escaped for a terminal (`TerminalLine`); JSON carries the exact text, escaped only as JSON escapes it.
-package struct RoomOutput: Sendable {
+public struct RoomOutput: Sendable {
     /// Whether a script reads the events (`--json`): the room then also says what a person needs no line for (`sent`).
-    package let json: Bool
+    public let json: Bool
     /// Who hears every event: the face's printer, control clients that follow the room, or the one whose request
     /// this output answers.
-    package private(set) var listeners: [RoomListener]
-    /// Rewrites the line said last in place (a countdown), where the face can (a terminal); nil elsewhere, where each
-    /// news gets a line of its own.
-    package private(set) var rewriteLastLine: (@Sendable (TerminalLine) -> Void)?
+    public private(set) var listeners: [RoomListener]
+    /// Rewrites the line said last in place with the sentence given (a countdown), where the face can (a terminal);
+    /// nil elsewhere, where each news gets a line of its own.
+    public private(set) var rewriteLastLine: (@Sendable (String) -> Void)?
 
-    package init(json: Bool, listeners: [RoomListener] = [], rewriteLastLine: (@Sendable (TerminalLine) -> Void)? = nil) {
+    /// An output heard by `listeners`; `json`: a script reads it (the room then also says `sent`).
+    public init(json: Bool, listeners: [RoomListener] = [], rewriteLastLine: (@Sendable (String) -> Void)? = nil) {
         self.json = json
         self.listeners = listeners
         self.rewriteLastLine = rewriteLastLine
@@ -35,14 +36,14 @@ package struct RoomOutput: Sendable {
     }
 
     /// This output, also heard by `listener`.
-    package func adding(_ listener: RoomListener) -> RoomOutput {
+    public func adding(_ listener: RoomListener) -> RoomOutput {
         var copy = self
         copy.listeners.append(listener)
         return copy
     }
 
     /// An output only `listener` hears (an answer only a control client or a page sees).
-    package func only(_ listener: RoomListener) -> RoomOutput {
+    public func only(_ listener: RoomListener) -> RoomOutput {
         RoomOutput(json: json, listeners: [listener])
     }
 
@@ -80,13 +81,13 @@ package struct RoomOutput: Sendable {
     }
 }
 
-/// Someone who hears a room's events besides its terminal: a control client (`Control/`).
-package struct RoomListener: Sendable {
+/// Someone who hears a room's events: the terminal's printer, a control client, the page, an app.
+public struct RoomListener: Sendable {
     /// Called with each event and its human line (escaped, without its time stamp).
-    package let heard: @Sendable (_ event: RoomEvent, _ text: String) -> Void
+    public let heard: @Sendable (_ event: RoomEvent, _ text: String) -> Void
 
-    /// Made of its parts, in the order they are declared.
-    package init(heard: @escaping @Sendable (_ event: RoomEvent, _ text: String) -> Void) {
+    /// A listener that calls `heard` with each event and its sentence.
+    public init(heard: @escaping @Sendable (_ event: RoomEvent, _ text: String) -> Void) {
         self.heard = heard
     }
 }

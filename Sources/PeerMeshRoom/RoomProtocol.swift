@@ -51,11 +51,15 @@ package enum RoomKeys {
     }
 }
 
-/// An error the CLI prints as one line, with the exit code to use.
-package struct CLIError: Error, CustomStringConvertible {
-    package var description: String
-    package var exitCode: Int32
-    package init(_ description: String, exitCode: Int32 = 1) {
+/// What went wrong, in one sentence that says what to do, with the exit code a command ends with: 1 failed, 2 bad
+/// input, 4 not found, 5 refused, 6 ambiguous (the `peermesh --help` table).
+public struct CLIError: Error, CustomStringConvertible {
+    /// The sentence.
+    public var description: String
+    /// The exit code.
+    public var exitCode: Int32
+    /// What went wrong, and the exit code for it.
+    public init(_ description: String, exitCode: Int32 = 1) {
         self.description = description
         self.exitCode = exitCode
     }

@@ -2,15 +2,21 @@ import FoundationEssentials
 
 /// A request with the `id` its face gave it: every event that answers it carries that id as `request`
 /// (docs/control-protocol.md, docs/web-room.md).
-package struct ControlRequest: Sendable, Equatable {
+public struct ControlRequest: Sendable, Equatable {
     /// Chosen by the client.
-    package var id: String
+    public var id: String
     /// What is asked.
-    package var request: RoomRequest
+    public var request: RoomRequest
+
+    /// Request `request`, answered with events that carry `id`.
+    public init(id: String, request: RoomRequest) {
+        self.id = id
+        self.request = request
+    }
 
     /// Reads one request line, accepting only `kinds` (each face has its own list); a line that is not one gets a
     /// rejection that says which field is wrong.
-    package static func decode(_ line: Data, accepting kinds: [RoomRequest.Kind]) -> Result<ControlRequest, ControlRejection> {
+    public static func decode(_ line: Data, accepting kinds: [RoomRequest.Kind]) -> Result<ControlRequest, ControlRejection> {
         guard let object = JSONValue.object(from: line) else {
             return .failure(ControlRejection(id: nil, "not a JSON object"))
         }
@@ -30,30 +36,30 @@ package struct ControlRequest: Sendable, Equatable {
     }
 
     /// The request as one line.
-    package var line: Data { ((try? JSONEncoder().encode(Wire(self))) ?? Data()) + Data("\n".utf8) }
+    public var line: Data { ((try? JSONEncoder().encode(Wire(self))) ?? Data()) + Data("\n".utf8) }
 
     /// What a request lacks, in words.
     private struct Missing: Error {
-        package let message: String
-        package init(_ message: String) { self.message = message }
+        let message: String
+        init(_ message: String) { self.message = message }
     }
 
     /// The JSON object: every field any request has, each optional.
     private struct Wire: Codable {
-        package var request: String
-        package var id: String?
-        package var text: String?
-        package var paths: [String]?
-        package var to: String?
-        package var timeout: Double?
-        package var domains: [String]?
-        package var dnsServers: [String]?
-        package var number: Int?
-        package var name: String?
-        package var accept: Bool?
-        package var always: Bool?
+        var request: String
+        var id: String?
+        var text: String?
+        var paths: [String]?
+        var to: String?
+        var timeout: Double?
+        var domains: [String]?
+        var dnsServers: [String]?
+        var number: Int?
+        var name: String?
+        var accept: Bool?
+        var always: Bool?
 
-        package init(_ envelope: ControlRequest) {
+        init(_ envelope: ControlRequest) {
             request = envelope.request.kind.rawValue
             id = envelope.id
             switch envelope.request {
@@ -79,7 +85,7 @@ package struct ControlRequest: Sendable, Equatable {
         }
 
         /// The request of `kind` these fields make, or what is missing.
-        package func asked(_ kind: RoomRequest.Kind) -> Result<RoomRequest, Missing> {
+        func asked(_ kind: RoomRequest.Kind) -> Result<RoomRequest, Missing> {
             switch kind {
             case .peers: return .success(.peers)
             case .follow: return .success(.follow)
@@ -99,26 +105,24 @@ package struct ControlRequest: Sendable, Equatable {
                 return .success(.browse(timeout: timeout, domains: domains ?? [], dnsServers: dnsServers ?? []))
             case .answer:
                 guard let accept else { return .failure(Missing("answer needs \"accept\" (true or false), and \"number\" or \"name\" unless it answers the question shown")) }
-                let question = number.map { AdmissionQueue.Selector.number($0) } ?? name.map { .name($0) }
+                let question = number.map { QuestionSelector.number($0) } ?? name.map { .name($0) }
                 return .success(.answer(question: question, accept: accept, always: always ?? false))
             case .cancel:
-                return .success(.cancel(which: number.map(String.init) ?? name ?? ""))
+                guard let which = number.map(String.init) ?? name else { return .failure(Missing("cancel needs \"number\" (or \"name\": a file's name, or all)")) }
+                return .success(.cancel(which: which))
             }
         }
-    }
-
-    /// Made of its parts, in the order they are declared.
-    package init(id: String, request: RoomRequest) {
-        self.id = id
-        self.request = request
     }
 }
 
 /// A request the room could not read; answered with an `error` event (code `badRequest`).
-package struct ControlRejection: Error, Sendable, Equatable {
-    package let id: String?
-    package let message: String
-    package init(id: String?, _ message: String) {
+public struct ControlRejection: Error, Sendable, Equatable {
+    /// The id of the request, when it had one.
+    public let id: String?
+    /// What is wrong with it.
+    public let message: String
+    /// A rejection of request `id`, saying what is wrong.
+    public init(id: String?, _ message: String) {
         self.id = id
         self.message = message
     }

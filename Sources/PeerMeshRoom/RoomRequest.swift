@@ -5,7 +5,7 @@ import FoundationEssentials
 ///
 /// Its JSON form is the control protocol's request object (docs/control-protocol.md): `request` (the kind), the
 /// request's fields, and the `id` its face's envelope adds (`ControlRequest`).
-package enum RoomRequest: Sendable, Equatable {
+public enum RoomRequest: Sendable, Equatable {
     /// The members, as `/peers` lists them: `peer` events, or `peers` with count 0.
     case peers
     /// A chat line to every member. A face that waits for the members' acknowledgements waits `timeout` seconds
@@ -19,8 +19,9 @@ package enum RoomRequest: Sendable, Equatable {
     case follow
     /// Answers a question: the one shown (`question` nil: the terminal's y/n), or the one with that number or from
     /// that member. `always` (accepting files) takes that member's files without asking from now on.
-    case answer(question: AdmissionQueue.Selector?, accept: Bool, always: Bool = false)
-    /// Stops transfers on both sides: `which` is a number, a member's name, `all`, or empty (the one under way).
+    case answer(question: QuestionSelector?, accept: Bool, always: Bool = false)
+    /// Stops transfers on both sides: `which` is a number, a file's name or `all`; empty (the terminal's bare
+    /// `/cancel`) stops the one transfer under way, and says what to type when there are several.
     case cancel(which: String)
     /// The transfers under way: `transfer` events, or `transfers` with count 0.
     case transfers
@@ -30,12 +31,12 @@ package enum RoomRequest: Sendable, Equatable {
     case leave
 
     /// The request's kind, its JSON `request`.
-    package enum Kind: String, Sendable, CaseIterable {
+    public enum Kind: String, Sendable, CaseIterable {
         case peers, say, send, browse, follow, answer, cancel, transfers, requests, leave
     }
 
     /// This request's kind.
-    package var kind: Kind {
+    public var kind: Kind {
         switch self {
         case .peers: .peers
         case .say: .say

@@ -24,7 +24,7 @@ struct ControlProtocolTests {
         RoomRequest.peers, .say(text: "hi"), .say(text: "hi", timeout: 2.5), .send(paths: ["/a", "/b c"]), .send(paths: ["/a"], to: "Dan Smith"),
         .browse(), .browse(timeout: 1, domains: ["example.org"], dnsServers: ["10.0.0.53"]), .follow,
         .answer(question: nil, accept: true), .answer(question: .number(3), accept: false), .answer(question: .name("bob"), accept: true, always: true),
-        .cancel(which: "2"), .cancel(which: "all"), .cancel(which: ""), .transfers, .requests, .leave,
+        .cancel(which: "2"), .cancel(which: "all"), .transfers, .requests, .leave,
     ])
     func everyRequestRoundTrips(_ request: RoomRequest) throws {
         let asked = ControlRequest(id: "r", request: request)
@@ -38,6 +38,12 @@ struct ControlProtocolTests {
         let answer = ControlRequest.decode(Data(#"{"request":"answer","id":"1","number":2,"accept":true,"always":true}"#.utf8), accepting: WebRoom.roomRequests)
         #expect((try? answer.get())?.request == .answer(question: .number(2), accept: true, always: true))
         #expect((try? ControlRequest.decode(Data(#"{"request":"answer","id":"1","number":2}"#.utf8), accepting: WebRoom.roomRequests).get()) == nil)
+        // A cancel names what it stops: the page never stops "whatever is under way".
+        if case .failure(let rejection) = ControlRequest.decode(Data(#"{"request":"cancel","id":"1"}"#.utf8), accepting: WebRoom.roomRequests) {
+            #expect(rejection.message.hasPrefix("cancel needs \"number\""))
+        } else {
+            Issue.record("a cancel without number or name was taken")
+        }
     }
 
     @Test func badRequestsSayWhatIsWrong() {

@@ -41,8 +41,11 @@ struct RoomInProcessTests {
         await #expect { try await joined.value } throws: { ($0 as? CLIError)?.exitCode == 5 }
         #expect(alice.events.contains { if case .answered(let answered) = $0 { answered.answer == "declined" } else { false } })
         #expect(alice.room.session.connectedPeers.isEmpty)
-        // Answering again finds nothing to answer; a face is told so.
+        // Answering again finds nothing to answer; a face is told so, by number or not.
         await #expect(throws: CLIError.self) { try await alice.room.perform(.answer(question: nil, accept: true), from: .web) }
+        await #expect { try await alice.room.perform(.answer(question: .number(number), accept: true), from: .control) } throws: {
+            ($0 as? CLIError)?.exitCode == 4 && ($0 as? CLIError)?.description.contains("#\(number)") == true
+        }
     }
 
     @Test func aFolderIsAskedAboutOnceAndWhatIsAlreadyThereIsNotSentAgain() async throws {

@@ -19,7 +19,7 @@ struct TypedLineTests {
         #expect(Self.parse("/quit") == .request(.leave))
         #expect(Self.parse("/peers") == .request(.peers))
         #expect(Self.parse("/transfers") == .request(.transfers))
-        #expect(Self.parse("/requests") == .request(.requests))
+        #expect(Self.parse("/requests") == .request(.requests) && Self.parse("/Requests now") == .request(.requests))
         #expect(Self.parse("/help") == .help)
         #expect(Self.parse("/cancel 3") == .request(.cancel(which: " 3")))
         #expect(Self.parse("/cancel") == .request(.cancel(which: "")))

@@ -34,7 +34,8 @@ extension Room {
             }
             if readInput {
                 group.addTask {
-                    for await line in screen?.lines ?? LineReader.lines() { await self.handle(line) }
+                    // `/quit` ends the reading at once: nothing typed after it is done.
+                    for await line in screen?.lines ?? LineReader.lines() where await !self.handle(line) { return true }
                     // Ctrl-D on a terminal leaves; a script's input running out (`peermesh host lobby &`) does not.
                     return isatty(STDIN_FILENO) == 1
                 }
@@ -54,7 +55,8 @@ extension Room {
     // MARK: Input
 
     /// Handles one typed line: does what it asks (`TypedLine`) and says what failed, each on one line.
-    private func handle(_ typed: String) async {
+    /// Returns false once the line asked to leave.
+    private func handle(_ typed: String) async -> Bool {
         let asked = TypedLine.parse(typed) { URL(fileURLWithPath: UserDirectories.current.expandingTilde($0)).path }
         switch asked {
         case .nothing:
@@ -68,6 +70,8 @@ extension Room {
             }
         case .refused(let message):
             output.error(message)
+        case .request(.leave):
+            return false
         case .request(let request):
             // A file goes on while the person types on.
             if case .send = request {
@@ -76,6 +80,7 @@ extension Room {
                 await perform(request, typed: typed)
             }
         }
+        return true
     }
 
     /// Does a typed request; a y/n with no question shown was a chat line after all.

@@ -12,7 +12,7 @@ enum TerminalPrinter {
     static func output(json: Bool, qr: Bool = false) -> RoomOutput {
         let printer = RoomListener { event, text in print(event, text, json: json, qr: qr) }
         guard isatty(STDOUT_FILENO) == 1, !json else { return RoomOutput(json: json, listeners: [printer]) }
-        let rewrite: @Sendable (TerminalLine) -> Void = { line in writeOut("\u{1B}[1A\r\u{1B}[K" + RoomOutput.stamped(line) + "\n") }
+        let rewrite: @Sendable (String) -> Void = { line in writeOut("\u{1B}[1A\r\u{1B}[K" + RoomOutput.stamped(text: line) + "\n") }
         return RoomOutput(json: json, listeners: [printer], rewriteLastLine: rewrite)
     }
 

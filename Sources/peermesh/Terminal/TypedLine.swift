@@ -13,7 +13,7 @@ enum TypedLine: Equatable, Sendable {
     case refused(String)
 
     /// Reads `typed`. `y`/`n` answer the question shown (`answer` without a number: sent as a chat line when none is
-    /// shown); `/accept` and `/decline` take any spelling (`/Accept 2` accepts); other commands are exact. `/send`'s
+    /// shown); `/accept`, `/decline` and `/requests` take any spelling (`/Accept 2` accepts); other commands are exact. `/send`'s
     /// path is made absolute by `absolutePath` (the terminal's directory and `~`).
     static func parse(_ typed: String, absolutePath: (String) -> String) -> TypedLine {
         let line = typed.trimmed
@@ -22,6 +22,7 @@ enum TypedLine: Equatable, Sendable {
         if words.count == 1, ["y", "yes", "n", "no"].contains(first) {
             return .request(.answer(question: nil, accept: first.hasPrefix("y")))
         }
+        if first == "/requests" { return .request(.requests) }
         if first == "/accept" || first == "/decline" {
             guard words.count == 2 else { return .refused("Usage: \(words[0]) N or \(words[0]) NAME; /requests lists the waiting requests.") }
             return .request(.answer(question: AdmissionQueue.Selector(words[1].trimmed), accept: first == "/accept"))
@@ -32,7 +33,6 @@ enum TypedLine: Equatable, Sendable {
         case "/peers": return .request(.peers)
         case "/help": return .help
         case "/transfers": return .request(.transfers)
-        case "/requests": return .request(.requests)
         case let command where command == "/send" || command.hasPrefix("/send "):
             guard let request = SendRequest(parsing: String(command.dropFirst("/send".count))) else { return .refused(SendRequest.badQuote) }
             guard !request.path.isEmpty else { return .refused(SendRequest.usage) }

@@ -235,12 +235,11 @@ final class WebRoom: Sendable {
             case "upload":
                 try await upload(object, id: id, for: page)
             default:
-                guard RoomRequest.Kind(rawValue: kind).map(Self.roomRequests.contains) == true else {
-                    let known = ["browse", "host", "join", "peers", "say", "upload", "answer", "cancel", "transfers", "leave"]
-                    throw CLIError("unknown request \"\(kind)\" (known: \(known.joined(separator: ", ")))", exitCode: 2)
-                }
                 switch ControlRequest.decode(message, accepting: Self.roomRequests) {
                 case .success(let asked): try await room.perform(asked.request, from: .web, asker: page.listener(for: id))
+                case .failure where RoomRequest.Kind(rawValue: kind).map(Self.roomRequests.contains) != true:
+                    let known = Self.roomRequests.map(\.rawValue) + ["host", "join", "upload"]
+                    throw CLIError("unknown request \"\(kind)\" (known: \(known.sorted().joined(separator: ", ")))", exitCode: 2)
                 case .failure(let rejection): throw CLIError(rejection.message, exitCode: 2)
                 }
             }

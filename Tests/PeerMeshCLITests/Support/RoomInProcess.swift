@@ -42,7 +42,7 @@ final class RoomInProcess: Sendable {
         let port = try require(data.endpoints.first { $0.host == "127.0.0.1" }?.port)
         let address = try require(JoinAddress("127.0.0.1:\(port)"))
         let (identity, _) = try await enterByAddress(room: host.room.identity?.name, address: address, session: room.session,
-                                                     answerWithin: seconds, output: room.output)
+                                                     answerWithin: seconds, knownPeers: room.trust.file, output: room.output)
         room.entered(identity)
     }
 
