@@ -17,14 +17,14 @@ enum RoomControl {
                 switch RoomEvent.decoded(line) {
                 case .error(let failure)?:
                     output.error(failure.message)
-                case let event? where event.name == said.name && !Self.isUnknown(event):
-                    output.event(event, human: TerminalLine(stringLiteral: text))
-                default:
+                case nil, .unknown?:
                     // One this version does not know, or whose fields it cannot read (a newer room): passed on with
                     // the fields it has, without the protocol's own.
                     var fields = said.fields
                     for key in ["text", "line", "request"] { fields[key] = nil }
                     output.event(.unknown(name: said.name, fields: fields), human: TerminalLine(stringLiteral: text))
+                case let event?:
+                    output.event(event, human: TerminalLine(stringLiteral: text))
                 }
             }
         } catch is ControlClient.NoAnswer {
@@ -34,11 +34,6 @@ enum RoomControl {
             throw CLIError(outcome.string("message") ?? "The open room could not do it.", exitCode: Int32(outcome.number("exit") ?? 1))
         }
         return true
-    }
-
-    private static func isUnknown(_ event: RoomEvent) -> Bool {
-        if case .unknown = event { return true }
-        return false
     }
 
     /// The room a control socket's first line describes (nil before the process got into one).

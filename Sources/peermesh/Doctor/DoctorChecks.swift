@@ -1,4 +1,5 @@
 import PeerMeshRoom
+
 /// One of `peermesh doctor`'s checks and what came of it.
 struct DoctorCheck: Equatable, Sendable {
     /// What came of a check.

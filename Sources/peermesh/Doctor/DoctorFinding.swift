@@ -1,4 +1,5 @@
 import PeerMeshRoom
+
 /// One thing `peermesh doctor` found that keeps peers from seeing or reaching each other: what is wrong in plain
 /// words, and the command that fixes it.
 struct DoctorFinding: Equatable, Sendable {

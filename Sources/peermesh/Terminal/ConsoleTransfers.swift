@@ -4,7 +4,7 @@ import PeerMeshRoom
 struct ConsoleTransfers: TransferDisplay {
     func beginTransfer(name: String, direction: RoomTransfers.Direction, total: Int64,
                        sample: @escaping @Sendable (ContinuousClock.Instant) -> TransferSample) -> Int? {
-        Console.live?.beginTransfer(name: name, direction: direction == .sending ? .sending : .receiving, total: total, sample: sample)
+        Console.live?.beginTransfer(name: name, direction: direction, total: total, sample: sample)
     }
 
     func endTransfer(_ handle: Int, summary: Bool) {

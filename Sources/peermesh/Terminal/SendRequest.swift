@@ -1,4 +1,5 @@
 import PeerMeshRoom
+
 /// What `/send [@name] <path>` asks for: the member it goes to (everyone when none is named) and the file.
 ///
 /// A name runs to the first space (`/send @bob notes.txt`), or is written in double quotes when it has spaces or

@@ -1,4 +1,5 @@
 import PeerMeshRoom
+
 /// The one status line under the room's output: every transfer under way, in one line that fits the terminal.
 ///
 /// One transfer shows as its progress bar (`ProgressBar`); several are summarised — how many, their combined speed and

@@ -1,4 +1,5 @@
 import PeerMeshRoom
+
 /// How many terminal columns text takes, and text cut to a number of columns.
 ///
 /// The status line must never be wider than the terminal: a line that wraps scrolls the screen and breaks the

@@ -1,8 +1,9 @@
 import PeerMeshRoom
+
 /// A file transfer at one moment, as the status line shows it. Pure: the speed is measured by whoever samples it.
 struct TransferProgress: Equatable, Sendable {
-    /// Which way the file goes.
-    enum Direction: Sendable { case sending, receiving }
+    /// Which way the file goes (the room's own: a transfer shown is one of the room's).
+    typealias Direction = RoomTransfers.Direction
 
     /// The file's name, escaped for the terminal already.
     var name: String

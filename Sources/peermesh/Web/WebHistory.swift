@@ -1,4 +1,5 @@
 import PeerMeshRoom
+
 /// What a page that connects (or reloads) is shown of the past: the last chat lines and the files received, each
 /// received file with the number its download link names.
 struct WebHistory: Sendable {
